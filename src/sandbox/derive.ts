@@ -1,0 +1,225 @@
+/**
+ * derive() and restrict(): child policies that can only be narrower.
+ *
+ * Both work in the parent's namespace (no rebasing) and intersect area sets,
+ * so child ⊆ parent holds by construction at any depth. Asking for anything
+ * the parent does not have is a SandboxPermissionEscalationError.
+ */
+import { statSync } from "node:fs";
+import {
+  configError,
+  formatPathList,
+  InvalidPathError,
+  SandboxError,
+  SandboxPermissionEscalationError,
+} from "../errors.js";
+import { type Area, intersect } from "./areas.js";
+import { type Access, Policy } from "./policy.js";
+
+/** Options of `Sandbox.derive()`; see DESIGN §4. */
+export interface DeriveOptions {
+  /** Child reads = parent reads ∩ these. */
+  allowRead?: string | string[];
+  /** Child writes = parent writes ∩ these (and reads too, if `allowRead` is absent). */
+  allowWrite?: string | string[];
+  /** `true`: no writes at all. `false`: asserts the parent can write somewhere. */
+  readonly?: boolean;
+  /** With no allowlist: start from the parent's access instead of nothing. Default false. */
+  inherit?: boolean;
+}
+
+/** Options of `Sandbox.restrict()`. */
+export interface RestrictOptions {
+  /** Subtree (or file) to keep, same paths; default `/`. */
+  restrict?: string;
+  /** `true`: no writes. `false`: asserts writes remain under `restrict`. */
+  readonly?: boolean;
+}
+
+const DERIVE_KEYS = new Set(["allowRead", "allowWrite", "readonly", "inherit"]);
+const RESTRICT_KEYS = new Set(["restrict", "readonly"]);
+
+function checkOptions(opts: unknown, keys: Set<string>, method: string): Record<string, unknown> {
+  if (opts === undefined || opts === null) return {};
+  if (typeof opts !== "object" || Array.isArray(opts)) {
+    throw configError([{ path: [], message: `${method}() takes an options object` }]);
+  }
+  const o = opts as Record<string, unknown>;
+  const issues: { path: string[]; message: string }[] = [];
+  for (const k of Object.keys(o)) {
+    if (!keys.has(k))
+      issues.push({
+        path: [k],
+        message: `unknown option '${k}' (allowed: ${[...keys].join(", ")})`,
+      });
+  }
+  for (const k of ["readonly", "inherit"]) {
+    if (o[k] !== undefined && typeof o[k] !== "boolean") {
+      issues.push({ path: [k], message: `expected boolean, received ${typeof o[k]}` });
+    }
+  }
+  for (const k of ["allowRead", "allowWrite"]) {
+    const v = o[k];
+    if (
+      v !== undefined &&
+      typeof v !== "string" &&
+      !(Array.isArray(v) && v.every((e) => typeof e === "string"))
+    ) {
+      issues.push({ path: [k], message: "expected a string or an array of strings" });
+    }
+  }
+  if (o.restrict !== undefined && typeof o.restrict !== "string") {
+    issues.push({ path: ["restrict"], message: `expected string, received ${typeof o.restrict}` });
+  }
+  if (issues.length > 0) throw configError(issues);
+  return o;
+}
+
+function escalation(
+  parent: Policy,
+  asked: string,
+  problem: string,
+  alternative: string,
+  path?: string,
+) {
+  const except = parent.readOnlyInside();
+  return new SandboxPermissionEscalationError(
+    `Cannot derive a child sandbox with ${asked}: ${problem}.\n` +
+      `Parent readable paths: ${formatPathList(parent.readableRoots)}\n` +
+      `Parent writable paths: ${formatPathList(parent.writableRoots)}${except.length ? ` (read-only inside: ${except.join(", ")})` : ""}\n` +
+      `Child sandboxes can only narrow access, never widen it. ${alternative}`,
+    path,
+  );
+}
+
+function suggest(kind: string, roots: string[], fallback: string): string {
+  return roots.length > 0
+    ? `Use ${kind} inside those paths, for example ${JSON.stringify(roots[0])}.`
+    : fallback;
+}
+
+/** Resolves one allowlist entry in the parent, checking the parent permits it. */
+function entryArea(
+  parent: Policy,
+  entry: string,
+  kind: "allowRead" | "allowWrite" | "restrict",
+  access: Access,
+): Area {
+  if (parent.table.form === "root" && !entry.replaceAll("\\", "/").startsWith("/")) {
+    throw new InvalidPathError(
+      `Invalid path '${entry}' in ${kind}: entries must be absolute virtual paths. Use '/${entry.replace(/^\.?\/*/, "")}'.`,
+    );
+  }
+  const v = parent.normalize(entry);
+  const what = `${kind} ${JSON.stringify(entry)}`;
+  if (v === null) {
+    throw escalation(
+      parent,
+      what,
+      "it climbs above the sandbox root '/'",
+      suggest(kind, parent.readableRoots, ""),
+    );
+  }
+  let real: string;
+  try {
+    real = parent.resolveVirtual(v, access, false).real;
+  } catch (err) {
+    const refused =
+      err instanceof SandboxError &&
+      (err.code === "path_not_in_sandbox" || err.code === "path_not_writable");
+    if (!refused) throw err;
+    if (access === "read") {
+      throw escalation(
+        parent,
+        what,
+        "the parent sandbox cannot read it",
+        suggest(
+          `${kind} entries`,
+          parent.readableRoots,
+          "The parent can read nothing, so derive() with no arguments is the only child.",
+        ),
+        v,
+      );
+    }
+    throw escalation(
+      parent,
+      what,
+      "the parent sandbox cannot write it",
+      suggest(
+        "allowWrite entries",
+        parent.writableRoots,
+        "The parent can write nowhere: use allowRead (or readonly: true) instead.",
+      ),
+      v,
+    );
+  }
+  let exact = false;
+  try {
+    exact = statSync(real, { throwIfNoEntry: false })?.isFile() ?? false;
+  } catch {
+    exact = false;
+  }
+  return { path: v, exact };
+}
+
+function toList(v: string | string[]): string[] {
+  return typeof v === "string" ? [v] : v;
+}
+
+/** Computes the policy of `parent.derive(opts)`. */
+export function derivePolicy(parent: Policy, rawOpts: DeriveOptions | undefined): Policy {
+  const opts = checkOptions(rawOpts, DERIVE_KEYS, "derive") as DeriveOptions;
+  if (opts.readonly === false && parent.writableRoots.length === 0) {
+    throw escalation(
+      parent,
+      "readonly: false",
+      "the parent sandbox has no write access",
+      "Omit readonly, or pass readonly: true.",
+    );
+  }
+  const writeAreas =
+    opts.allowWrite === undefined
+      ? undefined
+      : toList(opts.allowWrite).map((e) => entryArea(parent, e, "allowWrite", "write"));
+  let readAreas: Area[] | undefined;
+  if (opts.allowRead !== undefined) {
+    readAreas = toList(opts.allowRead).map((e) => entryArea(parent, e, "allowRead", "read"));
+  } else if (writeAreas !== undefined) {
+    readAreas = writeAreas; // write implies read; ∩ with the parent's reads keeps it honest
+  }
+  const inherit = opts.inherit ?? false;
+  const read = readAreas ? intersect(parent.read, readAreas) : inherit ? parent.read : [];
+  let write = writeAreas
+    ? intersect(parent.write, writeAreas)
+    : readAreas
+      ? []
+      : inherit
+        ? parent.write
+        : [];
+  if (opts.readonly === true) write = [];
+  return new Policy(parent.table, read, write);
+}
+
+/** Computes the policy of `parent.restrict(opts)`. */
+export function restrictPolicy(parent: Policy, rawOpts: RestrictOptions | undefined): Policy {
+  const opts = checkOptions(rawOpts, RESTRICT_KEYS, "restrict") as RestrictOptions;
+  const area: Area =
+    opts.restrict === undefined
+      ? { path: "/", exact: false }
+      : entryArea(parent, opts.restrict, "restrict", "read");
+  const read = intersect(parent.read, [area]);
+  const write = opts.readonly === true ? [] : intersect(parent.write, [area]);
+  const child = new Policy(parent.table, read, write);
+  if (opts.readonly === false && child.writableRoots.length === 0) {
+    throw escalation(
+      parent,
+      `restrict ${JSON.stringify(area.path)} and readonly: false`,
+      `the parent sandbox cannot write anywhere under '${area.path}'`,
+      parent.writableRoots.length > 0
+        ? `Pass readonly: true, or restrict to a writable path such as ${JSON.stringify(parent.writableRoots[0])}.`
+        : "Pass readonly: true, or omit readonly.",
+      area.path,
+    );
+  }
+  return child;
+}

@@ -1,0 +1,177 @@
+/**
+ * The mount table: virtual → host mapping and its inverse.
+ *
+ * Built once per `createSandbox` and shared, unchanged, by every sandbox
+ * derived from it. Mounts are kept sorted longest target first and match on
+ * whole segments only, so `/cache` never matches `/cache2`.
+ */
+import { statSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import type { ParsedMount, ParsedSandboxConfig } from "../config/sandbox-config.js";
+import { type ConfigIssue, configError } from "../errors.js";
+import { realpathLoose } from "./real-path.js";
+import { baseName, isWithin } from "./virtual-path.js";
+
+/** A mount with its host source realpath'd. */
+export interface Mount extends ParsedMount {
+  /** Real host path of the source. */
+  readonly source: string;
+  /** True if another mount's source lies strictly inside this one's. */
+  readonly hasNestedSource: boolean;
+}
+
+/** A host-path prefix an LLM might paste, and the virtual path it stands for. */
+interface HostHint {
+  host: string;
+  target: string;
+}
+
+/** Virtual ↔ host mapping shared by a sandbox and all its descendants. */
+export class MountTable {
+  /** All mounts (root included), longest target first. */
+  readonly mounts: readonly Mount[];
+  /** All mounts, most specific source first; read-only first on a tie. */
+  readonly bySource: readonly Mount[];
+  /** Names of the named-paths form, for `name:rel` paths. */
+  readonly names: ReadonlySet<string> | undefined;
+  readonly form: "root" | "named";
+  readonly suffixes: string[] | undefined;
+  readonly maxFileBytes: number | undefined;
+  readonly #protectedNames: readonly string[];
+  readonly #protectedPaths: readonly string[];
+  readonly #hints: readonly HostHint[];
+
+  constructor(config: ParsedSandboxConfig, basePath: string) {
+    const issues: ConfigIssue[] = [];
+    const hints: HostHint[] = [];
+    const raw: ParsedMount[] = config.rootMount
+      ? [config.rootMount, ...config.mounts]
+      : [...config.mounts];
+    const real: Omit<Mount, "hasNestedSource">[] = [];
+    raw.forEach((m, i) => {
+      const key =
+        config.form === "named"
+          ? ["paths", m.target.slice(1), "root"]
+          : m.target === "/"
+            ? ["root"]
+            : ["mounts", i - 1, "source"];
+      const given = isAbsolute(m.source) ? resolve(m.source) : resolve(basePath, m.source);
+      let source: string;
+      try {
+        source = realpathLoose(given);
+        const st = statSync(source, { throwIfNoEntry: false });
+        if (!st) {
+          issues.push({
+            path: key,
+            message: `the folder for '${m.target}' does not exist (relative paths are resolved against basePath)`,
+          });
+          return;
+        }
+        if (!st.isDirectory()) {
+          issues.push({ path: key, message: `the source for '${m.target}' is not a directory` });
+          return;
+        }
+      } catch {
+        issues.push({ path: key, message: `the folder for '${m.target}' cannot be opened` });
+        return;
+      }
+      real.push({ ...m, source });
+      for (const host of new Set([given, source]))
+        if (host !== "/") hints.push({ host, target: m.target });
+    });
+    if (issues.length > 0) throw configError(issues);
+
+    const mounts: Mount[] = real.map((m) => ({
+      ...m,
+      hasNestedSource: real.some(
+        (o) => o !== m && o.source !== m.source && isWithin(o.source, m.source),
+      ),
+    }));
+    this.mounts = [...mounts].sort((a, b) => b.target.length - a.target.length);
+    this.bySource = [...mounts].sort(
+      (a, b) => b.source.length - a.source.length || Number(b.readonly) - Number(a.readonly),
+    );
+    this.names = config.form === "named" ? new Set(config.names) : undefined;
+    this.form = config.form;
+    this.suffixes =
+      config.form === "root" ? config.suffixes : uniformOrUndefined(mounts.map((m) => m.suffixes));
+    this.maxFileBytes =
+      config.form === "root"
+        ? config.maxFileBytes
+        : uniformOrUndefined(mounts.map((m) => m.maxFileBytes));
+    this.#protectedNames = config.protected.filter((p) => !p.startsWith("/"));
+    this.#protectedPaths = config.protected.filter((p) => p.startsWith("/"));
+    this.#hints = hints.sort((a, b) => b.host.length - a.host.length);
+  }
+
+  /** The mount a canonical virtual path falls in, if any. */
+  lookup(v: string): Mount | undefined {
+    for (const m of this.mounts) if (isWithin(v, m.target)) return m;
+    return undefined;
+  }
+
+  /** The host path of a virtual path inside mount `m` (not realpath'd). */
+  toHost(m: Mount, v: string): string {
+    const rest = m.target === "/" ? (v === "/" ? "" : v) : v.slice(m.target.length);
+    if (rest === "") return m.source;
+    return m.source === "/" ? rest : m.source + rest;
+  }
+
+  /**
+   * The virtual location of a real host path: the most specific mount source
+   * that contains it and whose virtual location is not shadowed by another
+   * mount. `undefined` when it maps to no virtual location.
+   */
+  mapBack(real: string): string | undefined {
+    for (const m of this.bySource) {
+      if (!isWithin(real, m.source)) continue;
+      const rest = m.source === "/" ? (real === "/" ? "" : real) : real.slice(m.source.length);
+      const v = m.target === "/" ? rest || "/" : m.target + rest;
+      if (this.lookup(v) === m) return v;
+    }
+    return undefined;
+  }
+
+  /** True if writes to `v` are refused by the `protected` list. */
+  isProtected(v: string): boolean {
+    for (const p of this.#protectedPaths) if (isWithin(v, p)) return true;
+    for (const name of this.#protectedNames) {
+      let i = v.indexOf(`/${name}`);
+      while (i >= 0) {
+        const end = i + 1 + name.length;
+        if (end === v.length || v.charCodeAt(end) === 47) return true;
+        i = v.indexOf(`/${name}`, i + 1);
+      }
+    }
+    return false;
+  }
+
+  /** The protected entry that `v` falls under, for messages. */
+  protectedEntryFor(v: string): string {
+    for (const p of this.#protectedPaths) if (isWithin(v, p)) return p;
+    return this.#protectedNames.find((n) => v.split("/").includes(n)) ?? "";
+  }
+
+  /** True if the mount's suffix allowlist admits the file name. */
+  suffixAllowed(m: Mount, v: string): boolean {
+    if (!m.suffixes) return true;
+    const name = baseName(v).toLowerCase();
+    for (const s of m.suffixes) if (name.endsWith(s.toLowerCase())) return true;
+    return false;
+  }
+
+  /** If `v` looks like a pasted host path, the virtual path it stands for. */
+  virtualForHostPath(v: string): string | undefined {
+    for (const h of this.#hints) {
+      if (!isWithin(v, h.host)) continue;
+      const rest = v.slice(h.host.length);
+      return h.target === "/" ? rest || "/" : h.target + rest;
+    }
+    return undefined;
+  }
+}
+
+function uniformOrUndefined<T>(values: T[]): T | undefined {
+  const first = values[0];
+  return values.every((v) => JSON.stringify(v) === JSON.stringify(first)) ? first : undefined;
+}

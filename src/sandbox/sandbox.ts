@@ -1,0 +1,210 @@
+/**
+ * `Sandbox`: the public face of a policy. Answers what is permitted, and
+ * performs symlink- and race-resistant file I/O within it.
+ */
+import { resolve as resolveHostPath } from "node:path";
+import { parseSandboxConfig, type SandboxConfig } from "../config/sandbox-config.js";
+import {
+  type DeriveOptions,
+  derivePolicy,
+  type RestrictOptions,
+  restrictPolicy,
+} from "./derive.js";
+import * as io from "./io.js";
+import { MountTable } from "./mount-table.js";
+import { type Access, Policy } from "./policy.js";
+
+/** What a sandbox permits, in virtual paths only. */
+export interface SandboxDescription {
+  /** Readable virtual areas, e.g. `["/src", "/cache"]`. */
+  readable: string[];
+  /** Writable virtual areas. */
+  writable: string[];
+  /** Visible mounts (the root is `/`); never a source path. */
+  mounts: { target: string; readonly: boolean }[];
+  suffixes?: string[];
+  maxFileBytes?: number;
+}
+
+/** One exact-text replacement for {@link Sandbox.editFile}. */
+export interface FileEdit {
+  oldText: string;
+  newText: string;
+}
+
+/** Result of {@link Sandbox.stat}. */
+export interface FileStat {
+  type: "file" | "directory";
+  size: number;
+  mtimeMs: number;
+}
+
+const policies = new WeakMap<Sandbox, Policy>();
+
+/** @internal The policy behind a sandbox (host-side code only). */
+export function policyOf(sandbox: Sandbox): Policy {
+  const p = policies.get(sandbox);
+  if (!p) throw new TypeError("not a mountbox Sandbox");
+  return p;
+}
+
+/**
+ * A file sandbox: a virtual namespace (`/` plus mounts) with readable and
+ * writable areas. Create one with {@link createSandbox}; narrow it with
+ * {@link Sandbox.derive} or {@link Sandbox.restrict}. Host paths never leave
+ * it except from {@link Sandbox.resolve}.
+ */
+export class Sandbox {
+  /** @internal Use {@link createSandbox}. */
+  constructor(policy: Policy) {
+    if (!(policy instanceof Policy)) throw new TypeError("Use createSandbox() to make a Sandbox");
+    policies.set(this, policy);
+  }
+
+  /**
+   * Resolves a virtual path to its real host path for the given access,
+   * following links and checking both the lexical and the real location.
+   * @throws SandboxError (PathNotInSandboxError, PathNotWritableError, …)
+   */
+  resolve(path: string, access: Access = "read"): string {
+    if (access !== "read" && access !== "write")
+      throw new TypeError(`access must be "read" or "write"`);
+    return policyOf(this).resolve(path, access).real;
+  }
+
+  /** True if `path` may be read. Never throws. */
+  canRead(path: string): boolean {
+    return check(policyOf(this), path, "read");
+  }
+
+  /** True if `path` may be written. Never throws. */
+  canWrite(path: string): boolean {
+    return check(policyOf(this), path, "write");
+  }
+
+  /** Readable virtual areas. */
+  get readableRoots(): string[] {
+    return [...policyOf(this).readableRoots];
+  }
+
+  /** Writable virtual areas. */
+  get writableRoots(): string[] {
+    return [...policyOf(this).writableRoots];
+  }
+
+  /** What this sandbox permits, in virtual terms (safe to show a model). */
+  describe(): SandboxDescription {
+    const p = policyOf(this);
+    const visible = p.table.mounts
+      .filter((m) => p.reachesBelow(m.target, "read") || p.reachesBelow(m.target, "write"))
+      .map((m) => ({ target: m.target, readonly: m.readonly }))
+      .sort((a, b) => (a.target < b.target ? -1 : 1));
+    const out: SandboxDescription = {
+      readable: [...p.readableRoots],
+      writable: [...p.writableRoots],
+      mounts: visible,
+    };
+    if (p.table.suffixes) out.suffixes = [...p.table.suffixes];
+    if (p.table.maxFileBytes !== undefined) out.maxFileBytes = p.table.maxFileBytes;
+    return out;
+  }
+
+  /**
+   * A narrower child in the same namespace (DESIGN §4). With no arguments the
+   * child can do nothing.
+   * @throws SandboxPermissionEscalationError if it asks for more than this has
+   */
+  derive(opts?: DeriveOptions): Sandbox {
+    return new Sandbox(derivePolicy(policyOf(this), opts));
+  }
+
+  /**
+   * Keeps only a subtree (same paths, no rebasing), optionally read-only.
+   * @throws SandboxPermissionEscalationError if it asks for more than this has
+   */
+  restrict(opts: RestrictOptions = {}): Sandbox {
+    return new Sandbox(restrictPolicy(policyOf(this), opts));
+  }
+
+  /** Reads a file as UTF-8. */
+  readFile(path: string): Promise<string> {
+    return io.readText(policyOf(this), path);
+  }
+
+  /** Reads a file's bytes. */
+  readBytes(path: string): Promise<Uint8Array> {
+    return io.readBytes(policyOf(this), path);
+  }
+
+  /** Writes a file atomically, creating parent directories. */
+  writeFile(path: string, content: string | Uint8Array): Promise<void> {
+    return io.writeFile(policyOf(this), path, content);
+  }
+
+  /** Applies exact, unique-match edits in order; returns a unified diff. */
+  editFile(
+    path: string,
+    edits: FileEdit[],
+    opts?: { dryRun?: boolean },
+  ): Promise<{ diff: string }> {
+    return io.editFile(policyOf(this), path, edits, opts?.dryRun ?? false);
+  }
+
+  /** Readable files under `path` matching a glob (default `**\/*`), virtual and sorted. */
+  listFiles(path = "/", pattern = "**/*"): Promise<string[]> {
+    return io.listFiles(policyOf(this), path, pattern);
+  }
+
+  /** Type, size and modification time of a file or directory. */
+  stat(path: string): Promise<FileStat> {
+    return io.stat(policyOf(this), path);
+  }
+
+  /** True if something readable exists at `path`. Never throws for a missing path. */
+  exists(path: string): Promise<boolean> {
+    return io.exists(policyOf(this), path);
+  }
+
+  /** Creates a directory and its missing parents. */
+  mkdir(path: string): Promise<void> {
+    return io.mkdir(policyOf(this), path);
+  }
+
+  /** Removes a file, or a directory (with contents only when `recursive`). */
+  remove(path: string, opts?: { recursive?: boolean }): Promise<void> {
+    return io.remove(policyOf(this), path, opts?.recursive ?? false);
+  }
+
+  /** Moves a file or directory, across mounts too. */
+  move(from: string, to: string, opts?: { overwrite?: boolean }): Promise<void> {
+    return io.move(policyOf(this), from, to, opts?.overwrite ?? false);
+  }
+}
+
+function check(p: Policy, path: string, access: Access): boolean {
+  try {
+    const v = p.normalize(path);
+    if (v === null) return false;
+    const d = p.deny(v, access);
+    if (d !== undefined && d !== "suffix") return false;
+    p.resolveVirtual(v, access);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Creates the root sandbox from a configuration (camelCase or snake_case).
+ * Roots and mount sources are realpath'd once, here.
+ * @param opts.basePath folder that relative `root`/`source` paths are relative to
+ * @throws ConfigError naming each bad key
+ */
+export function createSandbox(config: SandboxConfig, opts: { basePath?: string } = {}): Sandbox {
+  const parsed = parseSandboxConfig(config);
+  const table = new MountTable(parsed, resolveHostPath(opts.basePath ?? "."));
+  const areas = table.mounts
+    .filter((m) => (parsed.form === "root" ? m.target === "/" : true))
+    .map((m) => ({ path: m.target, exact: false }));
+  return new Sandbox(new Policy(table, areas, parsed.readonly ? [] : areas));
+}
