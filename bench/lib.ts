@@ -1,0 +1,43 @@
+/**
+ * Shared benchmark helpers. Every figure is measured beside a baseline in the
+ * same run and reported as a ratio (DESIGN §9).
+ */
+import { Bench } from "tinybench";
+
+/** One compared pair: a subject and its baseline, measured in the same run. */
+export interface BenchRow {
+  /** What was measured, e.g. "resolve (4 levels deep)". */
+  name: string;
+  /** What it is compared with, e.g. "fs.realpathSync.native". */
+  baseline: string;
+  /** Operations per second of the subject. */
+  hz: number;
+  /** Operations per second of the baseline. */
+  baselineHz: number;
+  /** hz / baselineHz: above 1 means faster than the baseline. */
+  ratio: number;
+  /** The issue's goal, stated as text, e.g. "≥ 0.8×". */
+  goal?: string;
+}
+
+/**
+ * Measures `subject` and `baseline` interleaved in one tinybench run and
+ * returns the row. Async functions are awaited.
+ */
+export async function compare(
+  name: string,
+  subject: () => unknown,
+  baselineName: string,
+  baseline: () => unknown,
+  opts: { time?: number; goal?: string } = {},
+): Promise<BenchRow> {
+  const bench = new Bench({ time: opts.time ?? 500, warmupTime: 100 });
+  bench.add(name, subject).add(baselineName, baseline);
+  await bench.run();
+  const [a, b] = bench.tasks;
+  const hz = a?.result?.throughput.mean ?? 0;
+  const bhz = b?.result?.throughput.mean ?? 0;
+  const row: BenchRow = { name, baseline: baselineName, hz, baselineHz: bhz, ratio: bhz > 0 ? hz / bhz : 0 };
+  if (opts.goal !== undefined) row.goal = opts.goal;
+  return row;
+}
