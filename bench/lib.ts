@@ -37,7 +37,13 @@ export async function compare(
   const [a, b] = bench.tasks;
   const hz = a?.result?.throughput.mean ?? 0;
   const bhz = b?.result?.throughput.mean ?? 0;
-  const row: BenchRow = { name, baseline: baselineName, hz, baselineHz: bhz, ratio: bhz > 0 ? hz / bhz : 0 };
+  const row: BenchRow = {
+    name,
+    baseline: baselineName,
+    hz,
+    baselineHz: bhz,
+    ratio: bhz > 0 ? hz / bhz : 0,
+  };
   if (opts.goal !== undefined) row.goal = opts.goal;
   return row;
 }

@@ -347,6 +347,7 @@ export function formatKeyPath(path: readonly (string | number)[]): string {
   let out = "";
   for (const seg of path) {
     if (typeof seg === "number") out += `[${seg}]`;
+    else if (!/^[A-Za-z_$][\w$]*$/.test(seg)) out += `[${JSON.stringify(seg)}]`;
     else out += out === "" ? seg : `.${seg}`;
   }
   return out;

@@ -29,6 +29,12 @@ export {
   type SerializedSandboxError,
   SuffixNotAllowedError,
 } from "./errors.js";
+export {
+  type CommandResult,
+  describeCommandSandbox,
+  type RunCommandOptions,
+  runCommand,
+} from "./os/run-command.js";
 export type { DeriveOptions, RestrictOptions } from "./sandbox/derive.js";
 export {
   createSandbox,

@@ -134,10 +134,47 @@ export function toConfigIssues(
   error: z.ZodError,
   prefix: readonly (string | number)[] = [],
 ): ConfigIssue[] {
-  return error.issues.map((issue) => ({
-    path: [...prefix, ...issue.path.map((k) => (typeof k === "number" ? k : String(k)))],
-    message: issue.message.replace(/^Invalid input: /, ""),
-  }));
+  const out: ConfigIssue[] = [];
+  for (const issue of error.issues) {
+    const path = [...prefix, ...issue.path.map((k) => (typeof k === "number" ? k : String(k)))];
+    if (issue.code === "unrecognized_keys") {
+      // One issue per key, each at its own path, with a spelling hint.
+      for (const key of issue.keys)
+        out.push({ path: [...path, key], message: describeUnknownKey(key) });
+      continue;
+    }
+    out.push({ path, message: issue.message.replace(/^Invalid (input|option): /, "") });
+  }
+  return out;
+}
+
+const KNOWN_KEYS = [
+  "root",
+  "readonly",
+  "suffixes",
+  "maxFileBytes",
+  "readApproval",
+  "writeApproval",
+  "mounts",
+  "protected",
+  "paths",
+  "source",
+  "target",
+  "mode",
+  "restrict",
+  "allowRead",
+  "allowWrite",
+  "inherit",
+];
+
+function describeUnknownKey(key: string): string {
+  const squash = (k: string) => k.replaceAll("_", "").replaceAll("-", "").toLowerCase();
+  const match = KNOWN_KEYS.find((k) => squash(k) === squash(key));
+  const snake = match?.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  const hint = match
+    ? ` (did you mean '${snake === match ? match : `${snake}' or '${match}`}'?)`
+    : "";
+  return `unknown key '${key}'${hint}`;
 }
 
 /** Picks the camelCase or snake_case spelling of a key (both → an issue). */

@@ -7,7 +7,9 @@
  */
 import { statSync } from "node:fs";
 import {
+  formatPathList,
   InvalidPathError,
+  notFound,
   notInSandbox,
   notWritable,
   type SandboxError,
@@ -17,7 +19,7 @@ import {
 import { type Area, canonicalize, setCovers } from "./areas.js";
 import type { Mount, MountTable } from "./mount-table.js";
 import { realpathLoose } from "./real-path.js";
-import { baseName, isWithin, normalizeVirtualPath, suffixOf } from "./virtual-path.js";
+import { baseName, isWithin, normalizeVirtualPath, parentPath, suffixOf } from "./virtual-path.js";
 
 /** The access asked for. */
 export type Access = "read" | "write";
@@ -102,9 +104,16 @@ export class Policy {
       path,
       this.table.names ? { names: this.table.names } : undefined,
     );
-    if (v === null) return null;
-    const equivalent = this.table.virtualForHostPath(v);
-    if (equivalent !== undefined) {
+    // A pasted host path is caught before `..` could carry it out of its root.
+    const raw = v === path || typeof path !== "string" ? v : path.replaceAll("\\", "/");
+    const pasted = raw === null ? undefined : this.table.virtualForHostPath(raw);
+    if (pasted !== undefined) {
+      const equivalent = normalizeVirtualPath(pasted);
+      if (equivalent === null) {
+        throw new InvalidPathError(
+          `Invalid path: that is a host path, and it leads outside the sandbox. Paths here are virtual (the sandbox root is '/').\nReadable paths: ${formatPathList(this.readableRoots)}`,
+        );
+      }
       throw new InvalidPathError(
         `Invalid path: that is a host path, but paths here are virtual (the sandbox root is '/'). Use '${equivalent}' instead.`,
         equivalent,
@@ -239,6 +248,24 @@ export class Policy {
 
   writableLine(access: Access): string[] | undefined {
     return access === "write" ? this.writableRoots : undefined;
+  }
+
+  /**
+   * A not-found error naming the nearest existing readable directory above
+   * `v` (error path only, so the extra stats do not matter).
+   */
+  notFoundError(v: string): SandboxError {
+    for (let dir = parentPath(v); ; dir = parentPath(dir)) {
+      if (this.deny(dir, "read", false) === undefined) {
+        try {
+          const { real } = this.resolveVirtual(dir, "read", false);
+          if (isDirectory(real)) return notFound(v, dir);
+        } catch {
+          // keep climbing
+        }
+      }
+      if (dir === "/") return notFound(v);
+    }
   }
 
   /** True if the policy permits anything at or below `v` for the access. */

@@ -73,7 +73,7 @@ export function normalizeVirtualPath(input: string, opts?: NormalizeOptions): st
     throw invalidPath(
       input,
       "drive letters are not supported",
-      "Use a virtual path starting with '/', for example '/src/index.ts'.",
+      `Use a virtual path starting with '/', for example '/${p.slice(2).replace(/^\/+/, "")}'.`,
     );
   }
   const out: string[] = [];

@@ -1,0 +1,46 @@
+/**
+ * `npm run bench`: runs every benchmark module and prints each figure beside
+ * its same-run baseline. `--write` also rewrites bench/RESULTS.md.
+ */
+import { readdirSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type { BenchRow } from "./lib.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const only = process.argv.slice(2).filter((a) => !a.startsWith("--"));
+const modules = readdirSync(here)
+  .filter((f) => f.endsWith(".bench.js"))
+  .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)))
+  .sort();
+
+const fmt = (hz: number) => (hz >= 1000 ? `${(hz / 1000).toFixed(1)}k` : hz.toFixed(1));
+const lines: string[] = [];
+for (const file of modules) {
+  const mod = (await import(pathToFileURL(join(here, file)).href)) as { default: () => Promise<BenchRow[]> };
+  const rows = await mod.default();
+  lines.push(`\n### ${file.replace(".bench.js", "")}\n`);
+  lines.push("| measured | ops/s | baseline | ops/s | ratio | goal |", "|---|---:|---|---:|---:|---|");
+  for (const r of rows) {
+    lines.push(`| ${r.name} | ${fmt(r.hz)} | ${r.baseline} | ${fmt(r.baselineHz)} | **${r.ratio.toFixed(2)}×** | ${r.goal ?? ""} |`);
+  }
+  console.log(lines.slice(-rows.length - 3).join("\n"));
+}
+
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${process.platform}-${process.arch}`;
+const header = [
+  "# Benchmark results",
+  "",
+  "Produced by `npm run bench -- --write` (tinybench). Every figure is measured",
+  "beside its baseline in the same run; ratio = ops/s of the measured ÷ ops/s of",
+  "the baseline (above 1 is faster). Speed is never asserted in tests.",
+  "",
+  `- date: ${new Date().toISOString().slice(0, 10)}`,
+  `- machine: ${machine}`,
+  `- node: ${process.version}`,
+];
+if (process.argv.includes("--write")) {
+  writeFileSync(join(here, "../../bench/RESULTS.md"), `${header.join("\n")}\n${lines.join("\n")}\n`);
+  console.log("\nwrote bench/RESULTS.md");
+}

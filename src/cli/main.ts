@@ -1,0 +1,189 @@
+#!/usr/bin/env node
+/**
+ * The `mountbox` command line. First command: `exec`, which runs a command
+ * confined (by bubblewrap) to a sandbox given on the command line.
+ *
+ * Errors print their message only — never a stack, never a host path.
+ */
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { SandboxError } from "../errors.js";
+import { runCommand } from "../os/run-command.js";
+import { createSandbox } from "../sandbox/sandbox.js";
+
+/** Exit status for bad usage (as most Unix tools). */
+export const EXIT_USAGE = 2;
+/** Exit status when mountbox itself failed and the command did not run (as `docker run`). */
+export const EXIT_FAILED = 125;
+/** Exit status when the timeout stopped the command (as `timeout(1)`). */
+export const EXIT_TIMEOUT = 124;
+
+const MAIN_HELP = `Usage: mountbox <command> [options]
+
+Commands:
+  exec    Run a shell command confined to a sandbox (Linux, bubblewrap)
+
+Run 'mountbox <command> --help' for a command's options.
+`;
+
+const EXEC_HELP = `Usage: mountbox exec --root DIR [options] -- <command...>
+
+Runs <command...> with bash inside an OS sandbox (bubblewrap). The sandbox's
+virtual '/' (DIR) appears at /workspace, the working directory; a mount with
+target /cache appears at /workspace/cache. System folders are read-only, /tmp
+is private, and nothing else of the host is visible. The command's exit code
+is passed through.
+
+Options:
+  --root DIR                   Host folder that becomes the sandbox's '/' (required)
+  --mount SRC:TARGET[:ro]      Add a mount (repeatable); ':ro' makes it read-only
+  --readonly                   Make the root and every mount read-only
+  --network                    Keep network access (default: none, not even loopback)
+  --env NAME=VALUE             Set an environment variable (repeatable); nothing
+                               else is inherited except PATH, HOME=/tmp, TMPDIR, LANG
+  --timeout SECONDS            Kill the command and all it started after this long
+                               (default 600)
+  --unsafe-allow-unconfined    DANGEROUS: if bubblewrap is unavailable, run the
+                               command anyway with no file-system confinement
+  -h, --help                   Show this help
+
+Exit status: the command's own; ${EXIT_TIMEOUT} on timeout; ${EXIT_USAGE} on bad usage;
+${EXIT_FAILED} if the command could not be run (e.g. bubblewrap is unavailable).
+Environment: MOUNTBOX_BWRAP names the bubblewrap binary (default: bwrap on PATH).
+`;
+
+/** Where the CLI writes; replaceable for tests. */
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+const processIo: CliIo = {
+  stdout: (t) => process.stdout.write(t),
+  stderr: (t) => process.stderr.write(t),
+};
+
+class UsageError extends Error {}
+
+/**
+ * Runs the CLI with `argv` (without `node` and the script) and returns the
+ * exit status. Never throws.
+ */
+export async function runCli(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    if (command === undefined || command === "-h" || command === "--help") {
+      (command === undefined ? io.stderr : io.stdout)(MAIN_HELP);
+      return command === undefined ? EXIT_USAGE : 0;
+    }
+    if (command === "exec") return await runExec(rest, io);
+    throw new UsageError(`unknown command '${command.slice(0, 40)}'. Commands: exec.`);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr(
+        `mountbox: ${err.message}\nRun 'mountbox ${command === "exec" ? "exec " : ""}--help' for usage.\n`,
+      );
+      return EXIT_USAGE;
+    }
+    if (err instanceof SandboxError) {
+      io.stderr(`mountbox: ${err.message}\n`);
+      return err.code === "invalid_config" ? EXIT_USAGE : EXIT_FAILED;
+    }
+    // Anything else may carry host paths in its message: name it only.
+    const name = err instanceof Error ? err.name : "error";
+    io.stderr(`mountbox: unexpected ${name}; the command was not run.\n`);
+    return EXIT_FAILED;
+  }
+}
+
+async function runExec(argv: readonly string[], io: CliIo): Promise<number> {
+  let parsed: ReturnType<typeof parseExecArgs>;
+  try {
+    parsed = parseExecArgs(argv);
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    // parseArgs' own messages are about the arguments, never about files.
+    throw new UsageError(err instanceof Error ? err.message : "bad arguments");
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.stdout(EXEC_HELP);
+    return 0;
+  }
+  if (values.root === undefined || values.root === "")
+    throw new UsageError("--root DIR is required");
+  if (positionals.length === 0) throw new UsageError("no command given (put it after --)");
+  const env: Record<string, string> = {};
+  for (const e of values.env ?? []) {
+    const eq = e.indexOf("=");
+    if (eq <= 0) throw new UsageError(`--env expects NAME=VALUE, got '${e.slice(0, 40)}'`);
+    env[e.slice(0, eq)] = e.slice(eq + 1);
+  }
+  let timeoutMs = 600_000;
+  if (values.timeout !== undefined) {
+    const s = Number(values.timeout);
+    if (!Number.isFinite(s) || s <= 0 || s > 2_000_000)
+      throw new UsageError("--timeout expects a positive number of seconds");
+    timeoutMs = Math.max(1, Math.round(s * 1000));
+  }
+  const sandbox = createSandbox({
+    root: values.root,
+    readonly: values.readonly ?? false,
+    mounts: values.mount ?? [],
+  });
+  // One argument is passed to bash as is; several are joined with spaces, as
+  // `ssh` and `docker exec sh -c` users expect.
+  const command = positionals.join(" ");
+  let result: Awaited<ReturnType<typeof runCommand>>;
+  try {
+    result = await runCommand(sandbox, command, {
+      timeoutMs,
+      network: values.network ?? false,
+      env,
+      maxOutputBytes: 256 * 1024 * 1024,
+      unsafeAllowUnconfined: values["unsafe-allow-unconfined"] ?? false,
+    });
+  } catch (err) {
+    if (err instanceof TypeError) throw new UsageError(err.message.replace(/^runCommand: /, ""));
+    throw err;
+  }
+  io.stdout(result.stdout);
+  io.stderr(result.stderr);
+  for (const note of result.notes) io.stderr(`mountbox: ${note}\n`);
+  return result.timedOut ? EXIT_TIMEOUT : result.exitCode;
+}
+
+function parseExecArgs(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      root: { type: "string" },
+      mount: { type: "string", multiple: true },
+      readonly: { type: "boolean" },
+      network: { type: "boolean" },
+      env: { type: "string", multiple: true },
+      timeout: { type: "string" },
+      "unsafe-allow-unconfined": { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}
+
+/** True when this file is the process's entry point (not imported). */
+function isEntryPoint(): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  const code = await runCli(process.argv.slice(2));
+  process.exitCode = code;
+}

@@ -1,0 +1,441 @@
+/**
+ * `runCommand`: a shell command confined by the operating system to what a
+ * sandbox permits (DESIGN §8). On Linux it runs `bash -c` under bubblewrap,
+ * with the sandbox's areas bound under `/workspace`.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { constants as osConstants, tmpdir } from "node:os";
+import { formatPathList, IoError, OsSandboxUnavailableError } from "../errors.js";
+import type { Policy } from "../sandbox/policy.js";
+import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
+import { type BindPlan, planBinds, toWorkspacePath, WORKSPACE } from "./bind-plan.js";
+import {
+  buildBwrapArgs,
+  DEFAULT_ENV,
+  locateBwrap,
+  probeBwrap,
+  type Unavailability,
+} from "./bwrap.js";
+
+/** Options of {@link runCommand}. */
+export interface RunCommandOptions {
+  /** Wall-clock limit; the whole process tree is killed when it passes. Default 60 000. */
+  timeoutMs?: number;
+  /** Keep network access. Default false: a new, empty network namespace. */
+  network?: boolean;
+  /**
+   * The command's environment, on top of a minimal default (`PATH`,
+   * `HOME=/tmp`, `TMPDIR=/tmp`, `LANG=C.UTF-8`). Nothing is inherited from
+   * the host process.
+   */
+  env?: Record<string, string>;
+  /** Cap per stream (stdout, stderr), in bytes. Default 1 MiB. */
+  maxOutputBytes?: number;
+  /** Stops the command (and every process it started) when aborted. */
+  signal?: AbortSignal;
+  /**
+   * DANGEROUS. When OS enforcement is unavailable, run the command anyway,
+   * unconfined, as the host user, in the host folder of the sandbox's first
+   * readable area. Nothing but the environment is restricted then. Default
+   * false: `runCommand` throws {@link OsSandboxUnavailableError} instead.
+   */
+  unsafeAllowUnconfined?: boolean;
+  /**
+   * Path of the bubblewrap binary. Default: `MOUNTBOX_BWRAP` from the
+   * environment, else `bwrap` on `PATH`.
+   */
+  bwrapPath?: string;
+}
+
+/** What a command did. */
+export interface CommandResult {
+  /** Exit status; 128 + signal number when killed by a signal (shell convention). */
+  exitCode: number;
+  /** Standard output (UTF-8), at most `maxOutputBytes`. */
+  stdout: string;
+  /** Standard error (UTF-8), at most `maxOutputBytes`. */
+  stderr: string;
+  /** True if the timeout stopped it. */
+  timedOut: boolean;
+  /** True if stdout or stderr was cut at `maxOutputBytes`. */
+  truncated: boolean;
+  /**
+   * Explanations for a model: why a write or a network call failed, that the
+   * output was cut, that the timeout hit. Virtual paths only. Kept apart from
+   * `stderr` so the command's own output stays exactly what it printed.
+   */
+  notes: string[];
+  /** False only when `unsafeAllowUnconfined` let it run without OS enforcement. */
+  confined: boolean;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_MAX_OUTPUT = 1024 * 1024;
+const MAX_TIMER_MS = 2_147_483_647;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Options after validation. */
+interface Checked {
+  timeoutMs: number;
+  network: boolean;
+  env: Record<string, string>;
+  maxOutputBytes: number;
+  signal: AbortSignal | undefined;
+  unsafeAllowUnconfined: boolean;
+  bwrapPath: string | undefined;
+}
+
+/**
+ * Runs `bash -c command` confined to what `sandbox` permits.
+ *
+ * Linux: bubblewrap with all capabilities dropped; new user, pid, ipc, uts
+ * and (unless `network`) net namespaces; `--die-with-parent`,
+ * `--new-session`; a cleared environment; system folders read-only; a
+ * private `/tmp`; and the sandbox's areas bound under `/workspace` (the
+ * working directory) at their virtual paths — readable areas read-only,
+ * writable areas read-write, read-only mounts kept read-only, areas the
+ * sandbox cannot read absent. Virtual `/src/a.ts` is `/workspace/src/a.ts`.
+ *
+ * @throws OsSandboxUnavailableError if bubblewrap is missing or cannot create
+ *   namespaces (unless `unsafeAllowUnconfined`)
+ * @throws TypeError on bad arguments
+ */
+export async function runCommand(
+  sandbox: Sandbox,
+  command: string,
+  options: RunCommandOptions = {},
+): Promise<CommandResult> {
+  const policy = policyOf(sandbox);
+  if (typeof command !== "string" || command.trim() === "")
+    throw new TypeError("runCommand: command must be a non-empty string");
+  if (command.includes("\0")) throw new TypeError("runCommand: command must not contain NUL");
+  const opts = checkOptions(options);
+  if (opts.signal?.aborted) throw new TypeError("runCommand: the signal is already aborted");
+
+  const bwrap = locateBwrap(opts.bwrapPath);
+  const unavailable = await probeBwrap(bwrap);
+  if (unavailable !== undefined) {
+    if (!opts.unsafeAllowUnconfined) throw unavailableError(unavailable);
+    return runUnconfined(policy, command, opts, unavailable);
+  }
+  const plan = planBinds(policy);
+  createMountPoints(plan);
+  const args = buildBwrapArgs(plan, command, { network: opts.network, env: opts.env });
+  const raw = await runProcess(bwrap, args, undefined, opts);
+  raw.stderr = redactBwrapLines(raw.stderr, plan);
+  return finish(raw, policy, opts, true);
+}
+
+/**
+ * A text for a model (or a user) explaining where a sandbox's files are
+ * inside a confined command, what may be written and whether the network is
+ * on. Put it in a shell tool's description.
+ */
+export function describeCommandSandbox(sandbox: Sandbox, opts: { network?: boolean } = {}): string {
+  const p = policyOf(sandbox);
+  const readable = p.readableRoots.map(toWorkspacePath);
+  return [
+    `Commands run with bash in an OS sandbox. The sandbox's files are under ${WORKSPACE}, the working directory: the sandbox path '/src/a.ts' is '${WORKSPACE}/src/a.ts' there.`,
+    `Readable: ${formatPathList(readable)}.`,
+    `Writable: ${writableText(p)}.`,
+    "/tmp is private scratch space, discarded when the command ends. Nothing else is writable; paths outside these do not exist.",
+    `Network: ${opts.network === true ? "on" : "off"}. The environment is empty except PATH, HOME=/tmp, TMPDIR=/tmp and LANG.`,
+  ].join("\n");
+}
+
+function writableText(p: Policy): string {
+  const w = formatPathList(p.writableRoots.map(toWorkspacePath));
+  const ro = p.readOnlyInside().map(toWorkspacePath);
+  return ro.length > 0 ? `${w} (read-only inside: ${ro.join(", ")})` : w;
+}
+
+function checkOptions(o: RunCommandOptions): Checked {
+  if (typeof o !== "object" || o === null)
+    throw new TypeError("runCommand: options must be an object");
+  const known = new Set([
+    "timeoutMs",
+    "network",
+    "env",
+    "maxOutputBytes",
+    "signal",
+    "unsafeAllowUnconfined",
+    "bwrapPath",
+  ]);
+  for (const k of Object.keys(o))
+    if (!known.has(k)) throw new TypeError(`runCommand: unknown option '${k}'`);
+  const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > MAX_TIMER_MS)
+    throw new TypeError("runCommand: timeoutMs must be a positive integer (milliseconds)");
+  const maxOutputBytes = o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
+  if (!Number.isInteger(maxOutputBytes) || maxOutputBytes <= 0)
+    throw new TypeError("runCommand: maxOutputBytes must be a positive integer (bytes)");
+  for (const k of ["network", "unsafeAllowUnconfined"] as const) {
+    if (o[k] !== undefined && typeof o[k] !== "boolean")
+      throw new TypeError(`runCommand: ${k} must be a boolean`);
+  }
+  if (o.bwrapPath !== undefined && (typeof o.bwrapPath !== "string" || o.bwrapPath === ""))
+    throw new TypeError("runCommand: bwrapPath must be a non-empty string");
+  if (o.signal !== undefined && !(o.signal instanceof AbortSignal))
+    throw new TypeError("runCommand: signal must be an AbortSignal");
+  const env: Record<string, string> = { ...DEFAULT_ENV };
+  if (o.env !== undefined) {
+    if (typeof o.env !== "object" || o.env === null || Array.isArray(o.env))
+      throw new TypeError("runCommand: env must be an object of strings");
+    for (const [k, v] of Object.entries(o.env)) {
+      if (!ENV_NAME.test(k))
+        throw new TypeError(
+          `runCommand: env name '${k.slice(0, 60)}' is not a valid variable name`,
+        );
+      if (typeof v !== "string" || v.includes("\0"))
+        throw new TypeError(`runCommand: env.${k} must be a string without NUL`);
+      env[k] = v;
+    }
+  }
+  return {
+    timeoutMs,
+    maxOutputBytes,
+    env,
+    network: o.network ?? false,
+    signal: o.signal,
+    unsafeAllowUnconfined: o.unsafeAllowUnconfined ?? false,
+    bwrapPath: o.bwrapPath,
+  };
+}
+
+function unavailableError(why: Unavailability): OsSandboxUnavailableError {
+  const reason =
+    why === "missing"
+      ? "bubblewrap (bwrap) was not found. Install it (e.g. `apt install bubblewrap`)"
+      : why === "no-namespaces"
+        ? "bubblewrap cannot create the namespaces it needs here (user namespaces may be disabled, e.g. by kernel.unprivileged_userns_clone=0 or a container's seccomp policy)"
+        : `there is no OS sandbox for this platform (${process.platform}); only Linux with bubblewrap is supported`;
+  return new OsSandboxUnavailableError(
+    `Cannot run the command: OS sandboxing is unavailable: ${reason}. The command was not run. To run commands without OS confinement anyway, pass unsafeAllowUnconfined: true (not recommended).`,
+  );
+}
+
+/** Creates empty mount-point folders inside parent binds (as Docker does). */
+function createMountPoints(plan: BindPlan): void {
+  for (const host of plan.mountPoints) {
+    try {
+      mkdirSync(host, { recursive: true, mode: 0o755 });
+    } catch {
+      const step = plan.steps.find((s) => s.host !== "" && host.endsWith(s.virtual));
+      throw new IoError(
+        `Cannot run the command: the mount point for '${step?.virtual ?? "a mount"}' could not be created in its parent folder.`,
+        step?.virtual,
+      );
+    }
+  }
+}
+
+/** bubblewrap's own messages name host paths: show their virtual places instead. */
+function redactBwrapLines(stderr: string, plan: BindPlan): string {
+  if (!stderr.includes("bwrap:")) return stderr;
+  const binds = plan.steps
+    .filter((s) => s.kind === "bind")
+    .sort((a, b) => b.host.length - a.host.length);
+  return stderr
+    .split("\n")
+    .map((line) => {
+      if (!line.startsWith("bwrap:")) return line;
+      let out = line;
+      for (const s of binds) out = out.split(s.host).join(toWorkspacePath(s.virtual));
+      return out;
+    })
+    .join("\n");
+}
+
+async function runUnconfined(
+  policy: Policy,
+  command: string,
+  opts: Checked,
+  why: Unavailability,
+): Promise<CommandResult> {
+  let cwd = tmpdir();
+  for (const v of policy.readableRoots) {
+    try {
+      cwd = policy.resolveVirtual(v, "read", false).real;
+      break;
+    } catch {
+      // try the next area
+    }
+  }
+  const raw = await runProcess("/bin/bash", ["-c", command], cwd, opts);
+  const result = finish(raw, policy, opts, false);
+  result.notes.unshift(
+    `This command ran WITHOUT OS confinement (${why === "missing" ? "bubblewrap is missing" : "OS sandboxing is unavailable"}; unsafeAllowUnconfined was set). File access was not restricted.`,
+  );
+  return result;
+}
+
+/** What a process did, before notes are added. */
+interface RawResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  aborted: boolean;
+  truncated: boolean;
+}
+
+/**
+ * Spawns in its own process group, captures output up to the cap (the rest
+ * is drained and dropped so the command never blocks on a full pipe), and
+ * kills the whole group on timeout or abort. Under bubblewrap, killing the
+ * outer process makes the namespace's init die (`--die-with-parent`), and the
+ * kernel then kills everything left in the pid namespace.
+ */
+function runProcess(
+  file: string,
+  args: string[],
+  cwd: string | undefined,
+  opts: Checked,
+): Promise<RawResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, {
+      cwd,
+      env: cwd === undefined ? {} : opts.env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const out = new Capture(opts.maxOutputBytes);
+    const err = new Capture(opts.maxOutputBytes);
+    child.stdout.on("data", (b: Buffer) => out.push(b));
+    child.stderr.on("data", (b: Buffer) => err.push(b));
+    let timedOut = false;
+    let aborted = false;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let settled = false;
+    const killGroup = (): void => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, opts.timeoutMs);
+    const onAbort = (): void => {
+      aborted = true;
+      killGroup();
+    };
+    opts.signal?.addEventListener("abort", onAbort, { once: true });
+    let drainTimer: NodeJS.Timeout | undefined;
+    const done = (): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(drainTimer);
+      opts.signal?.removeEventListener("abort", onAbort);
+      const code = exit?.code ?? null;
+      const sig = exit?.signal ?? null;
+      const exitCode =
+        code !== null ? code : 128 + (sig !== null ? (osConstants.signals[sig] ?? 9) : 9);
+      resolve({
+        exitCode,
+        stdout: out.text(),
+        stderr: err.text(),
+        timedOut,
+        aborted,
+        truncated: out.truncated || err.truncated,
+      });
+    };
+    child.once("error", (e: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      if (settled) return;
+      settled = true;
+      reject(
+        new IoError(
+          `Cannot run the command: the shell could not be started (${e.code ?? "error"}).`,
+        ),
+      );
+    });
+    child.once("exit", (code, signal) => {
+      exit = { code, signal };
+      // Unconfined, leftover background processes must not keep the pipes
+      // open forever: kill the group. (Confined, the pid namespace is gone.)
+      if (cwd !== undefined) killGroup();
+      drainTimer = setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        done();
+      }, 500);
+    });
+    child.once("close", done);
+  });
+}
+
+/** Collects a stream's bytes up to a cap. */
+class Capture {
+  readonly #cap: number;
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+  truncated = false;
+
+  constructor(cap: number) {
+    this.#cap = cap;
+  }
+
+  push(b: Buffer): void {
+    const room = this.#cap - this.#size;
+    if (room <= 0) {
+      this.truncated = true;
+      return;
+    }
+    if (b.length > room) {
+      this.truncated = true;
+      this.#chunks.push(b.subarray(0, room));
+      this.#size += room;
+      return;
+    }
+    this.#chunks.push(b);
+    this.#size += b.length;
+  }
+
+  text(): string {
+    const s = Buffer.concat(this.#chunks).toString("utf8");
+    // A cut in the middle of a multi-byte character leaves one U+FFFD: drop it.
+    return this.truncated && s.endsWith("\uFFFD") ? s.slice(0, -1) : s;
+  }
+}
+
+const WRITE_REFUSED = /Read-only file system|Permission denied|No such file or directory/;
+const NETWORK_FAILED =
+  /Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable|Connection refused|getaddrinfo|ENOTFOUND|EAI_AGAIN|ENETUNREACH|ECONNREFUSED|Failed to connect|No address associated/i;
+
+function finish(raw: RawResult, policy: Policy, opts: Checked, confined: boolean): CommandResult {
+  const notes: string[] = [];
+  if (raw.timedOut)
+    notes.push(
+      `The command was stopped after ${opts.timeoutMs} ms (timeout); every process it started was killed.`,
+    );
+  if (raw.aborted) notes.push("The command was cancelled; every process it started was killed.");
+  if (raw.truncated)
+    notes.push(
+      `Output was cut at ${opts.maxOutputBytes} bytes per stream. Redirect it to a file under /tmp and read parts of it (head, tail, grep).`,
+    );
+  if (confined && WRITE_REFUSED.test(raw.stderr)) {
+    notes.push(
+      `A path was refused or not found by the OS sandbox. The sandbox's files are under ${WORKSPACE} (the sandbox path '/x' is '${WORKSPACE}/x'). Writable: ${writableText(policy)}; /tmp is private scratch space. Everything else is read-only or absent.`,
+    );
+  }
+  if (confined && !opts.network && NETWORK_FAILED.test(raw.stderr)) {
+    notes.push(
+      "Network access is off for this command (it runs in an empty network namespace, the host's 127.0.0.1 included). Ask for network access if it is needed.",
+    );
+  }
+  return {
+    exitCode: raw.exitCode,
+    stdout: raw.stdout,
+    stderr: raw.stderr,
+    timedOut: raw.timedOut,
+    truncated: raw.truncated,
+    notes,
+    confined,
+  };
+}

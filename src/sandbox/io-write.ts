@@ -1,0 +1,181 @@
+/**
+ * Writes: writeFile (atomic), mkdir (verified, one level at a time), editFile.
+ *
+ * A write goes to a temp file created with O_CREAT|O_EXCL|O_NOFOLLOW in the
+ * target's real directory; where it was created is verified, the content is
+ * written, the old file's mode is kept, and the temp file is renamed over the
+ * target. A process killed mid-write leaves the old content or the new.
+ */
+import { randomBytes } from "node:crypto";
+import {
+  closeSync,
+  fchmodSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
+import { editFailed, fileTooLarge, ioError, SandboxError, wrapFsError } from "../errors.js";
+import { CREATE_FLAGS, realPathOfFd, runRaceHook } from "./fd-check.js";
+import { capFor, readBytes } from "./io-read.js";
+import type { Policy } from "./policy.js";
+
+/**
+ * Makes sure the real directory `realDir` exists, creating missing levels
+ * one at a time; each created (or found) level must be a real directory that
+ * maps back to a writable location. `asked` names the virtual path in errors.
+ */
+export function ensureRealDir(policy: Policy, realDir: string, asked: string): void {
+  const st = lstatSync(realDir, { throwIfNoEntry: false });
+  if (st?.isDirectory()) return;
+  if (st) {
+    // A link where a directory should be: allowed only if it leads to a
+    // permitted directory (the policy decides where it really lands).
+    if (st.isSymbolicLink()) {
+      const real = realpathSync.native(realDir);
+      policy.checkReal(real, asked, "write", false);
+      if (statSync(real).isDirectory()) return;
+    }
+    throw ioError("mkdir", asked, "a file is in the way of a directory");
+  }
+  const parent = dirname(realDir);
+  if (parent === realDir) throw ioError("mkdir", asked, "the top directory is missing");
+  ensureRealDir(policy, parent, asked);
+  // The parent is verified; now this level. It must map to a writable place.
+  policy.checkReal(realDir, asked, "write", false);
+  try {
+    mkdirSync(realDir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
+  const made = lstatSync(realDir);
+  if (!made.isDirectory()) throw policy.linkError(asked, "write", undefined);
+  policy.checkReal(realpathSync.native(realDir), asked, "write", false);
+}
+
+/**
+ * Atomically writes bytes to the real target of an already-resolved virtual
+ * path. Verifies the temp file's real location before writing.
+ */
+function writeAtomic(policy: Policy, v: string, realTarget: string, bytes: Uint8Array): void {
+  const dir = dirname(realTarget);
+  const base = basename(realTarget);
+  ensureRealDir(policy, dir, v);
+  const existing = lstatSync(realTarget, { throwIfNoEntry: false });
+  if (existing?.isDirectory()) throw ioError("write", v, "it is a directory, not a file");
+  const tmp = join(dir, `.${base.slice(0, 100)}.${randomBytes(6).toString("hex")}.mountbox-tmp`);
+  let fd: number | undefined;
+  let created = false;
+  try {
+    fd = openSync(tmp, CREATE_FLAGS, 0o666);
+    created = true;
+    const stats = fstatSync(fd);
+    const realTmp = realPathOfFd(fd, tmp, stats);
+    if (realTmp === undefined) throw policy.linkError(v, "write", undefined);
+    // The destination is the temp file's real directory plus the target name.
+    const destVirtual = policy.checkReal(join(dirname(realTmp), base), v, "write");
+    const cap = capFor(policy, v, destVirtual);
+    if (cap !== undefined && bytes.byteLength > cap)
+      throw fileTooLarge(v, bytes.byteLength, cap, "write");
+    if (existing?.isFile()) fchmodSync(fd, existing.mode & 0o7777);
+    let off = 0;
+    while (off < bytes.byteLength) off += writeSync(fd, bytes, off, bytes.byteLength - off);
+    closeSync(fd);
+    fd = undefined;
+    runRaceHook("before-rename", realTarget);
+    renameSync(tmp, join(dirname(realTmp), base));
+    created = false;
+  } catch (err) {
+    throw err instanceof SandboxError ? err : wrapFsError(err, "write", v);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+    if (created) {
+      try {
+        unlinkSync(tmp);
+      } catch {
+        // already gone; nothing more to clean
+      }
+    }
+  }
+}
+
+function toBytes(content: string | Uint8Array, v: string): Uint8Array {
+  if (typeof content === "string") return Buffer.from(content, "utf8");
+  if (content instanceof Uint8Array) return content;
+  throw ioError("write", v, "content must be a string or a Uint8Array");
+}
+
+/** Writes a file atomically, creating parent directories. */
+export async function writeFile(
+  policy: Policy,
+  path: string,
+  content: string | Uint8Array,
+): Promise<void> {
+  const r = policy.resolve(path, "write");
+  const bytes = toBytes(content, r.virtual);
+  const cap = capFor(policy, r.virtual);
+  if (cap !== undefined && bytes.byteLength > cap)
+    throw fileTooLarge(r.virtual, bytes.byteLength, cap, "write");
+  writeAtomic(policy, r.virtual, r.real, bytes);
+}
+
+/** Creates a directory and any missing parents; fine if it already exists. */
+export async function mkdir(policy: Policy, path: string): Promise<void> {
+  const r = policy.resolve(path, "write", false);
+  try {
+    ensureRealDir(policy, r.real, r.virtual);
+  } catch (err) {
+    throw wrapFsError(err, "mkdir", r.virtual);
+  }
+}
+
+const decoder = new TextDecoder("utf-8");
+
+/**
+ * Applies exact-text edits in order. Each `oldText` must occur exactly once
+ * in the text as it stands after the previous edits. Nothing is written
+ * unless every edit applies; `dryRun` only returns the diff.
+ */
+export async function editFile(
+  policy: Policy,
+  path: string,
+  edits: { oldText: string; newText: string }[],
+  dryRun: boolean,
+): Promise<{ diff: string }> {
+  const r = policy.resolve(path, "write");
+  if (!Array.isArray(edits) || edits.length === 0) {
+    throw ioError("edit", r.virtual, "edits must be a non-empty array of { oldText, newText }");
+  }
+  const before = decoder.decode(await readBytes(policy, path));
+  let after = before;
+  edits.forEach((e, i) => {
+    if (typeof e?.oldText !== "string" || typeof e?.newText !== "string") {
+      throw ioError("edit", r.virtual, `edit #${i + 1} needs string oldText and newText`);
+    }
+    if (e.oldText === "") throw editFailed(r.virtual, i, e.oldText, 2);
+    const first = after.indexOf(e.oldText);
+    if (first < 0) throw editFailed(r.virtual, i, e.oldText, 0);
+    const count = countOccurrences(after, e.oldText, first);
+    if (count > 1) throw editFailed(r.virtual, i, e.oldText, count);
+    after = after.slice(0, first) + e.newText + after.slice(first + e.oldText.length);
+  });
+  const diff = createTwoFilesPatch(r.virtual, r.virtual, before, after, undefined, undefined, {
+    context: 3,
+    headerOptions: FILE_HEADERS_ONLY,
+  });
+  if (!dryRun) writeAtomic(policy, r.virtual, r.real, Buffer.from(after, "utf8"));
+  return { diff };
+}
+
+function countOccurrences(text: string, needle: string, first: number): number {
+  let count = 0;
+  for (let i = first; i >= 0; i = text.indexOf(needle, i + 1)) count++;
+  return count;
+}

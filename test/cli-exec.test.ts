@@ -1,0 +1,157 @@
+import { spawnSync } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { runCli } from "../src/cli/main.js";
+
+const CLI = resolve(import.meta.dirname, "../dist/src/cli/main.js");
+let dir: string;
+
+/** Runs the built CLI as a user would. */
+function cli(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    encoding: "utf8",
+    timeout: 20_000,
+    env: { ...process.env, ...env },
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Runs the CLI in-process, capturing its output. */
+async function cliInProcess(args: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(args, {
+    stdout: (t) => {
+      stdout += t;
+    },
+    stderr: (t) => {
+      stderr += t;
+    },
+  });
+  return { code, stdout, stderr };
+}
+
+beforeAll(() => {
+  if (!existsSync(CLI)) throw new Error("build first: npx tsc -p tsconfig.build.json");
+  dir = realpathSync(mkdtempSync(join(tmpdir(), "mountbox-cli-")));
+  mkdirSync(join(dir, "root"));
+  mkdirSync(join(dir, "cache"));
+  writeFileSync(join(dir, "root/a.txt"), "alpha\n");
+  writeFileSync(join(dir, "cache/c.txt"), "cached\n");
+});
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("mountbox exec (built CLI)", () => {
+  test("runs the command confined and passes its exit code through", () => {
+    const root = join(dir, "root");
+    const r = cli([
+      "exec",
+      "--root",
+      root,
+      "--mount",
+      `${join(dir, "cache")}:/cache:ro`,
+      "--",
+      "cat a.txt cache/c.txt; echo new > b.txt; { echo x > cache/x; } 2>/dev/null || echo ro; exit 42",
+    ]);
+    expect(r).toEqual({ code: 42, stdout: "alpha\ncached\nro\n", stderr: "" });
+    expect(readFileSync(join(root, "b.txt"), "utf8")).toBe("new\n");
+    expect(existsSync(join(dir, "cache/x"))).toBe(false);
+  });
+
+  test("--readonly, several words joined, notes on stderr", () => {
+    const r = cli(["exec", "--root", join(dir, "root"), "--readonly", "--", "touch", "c.txt"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("Read-only file system");
+    expect(r.stderr).toContain("mountbox: A path was refused or not found by the OS sandbox.");
+    expect(r.stderr).not.toContain(dir);
+    expect(existsSync(join(dir, "root/c.txt"))).toBe(false);
+  });
+
+  test("bubblewrap missing: message only, exit 125, no stack, no host path", () => {
+    const r = cli(["exec", "--root", join(dir, "root"), "--", "true"], {
+      MOUNTBOX_BWRAP: join(dir, "nope"),
+    });
+    expect(r.code).toBe(125);
+    expect(r.stderr).toMatch(/^mountbox: Cannot run the command: OS sandboxing is unavailable/);
+    expect(r.stderr).not.toContain(dir);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  test("a timeout exits 124", () => {
+    const r = cli(["exec", "--root", join(dir, "root"), "--timeout", "0.3", "--", "sleep 10"]);
+    expect(r.code).toBe(124);
+    expect(r.stderr).toContain("stopped after 300 ms");
+  });
+});
+
+describe("mountbox exec arguments", () => {
+  test("--help", async () => {
+    const r = await cliInProcess(["exec", "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Usage: mountbox exec --root DIR");
+    expect(r.stdout).toContain("/workspace");
+  });
+
+  test("bad arguments: clear message, exit 2", async () => {
+    expect(await cliInProcess(["exec", "--", "true"])).toMatchInlineSnapshot(`
+      {
+        "code": 2,
+        "stderr": "mountbox: --root DIR is required
+      Run 'mountbox exec --help' for usage.
+      ",
+        "stdout": "",
+      }
+    `);
+    expect(await cliInProcess(["exec", "--root", dir])).toMatchInlineSnapshot(`
+      {
+        "code": 2,
+        "stderr": "mountbox: no command given (put it after --)
+      Run 'mountbox exec --help' for usage.
+      ",
+        "stdout": "",
+      }
+    `);
+    expect(await cliInProcess(["exec", "--root", dir, "--bogus", "--", "true"])).toMatchObject({
+      code: 2,
+    });
+    expect(
+      await cliInProcess(["exec", "--root", dir, "--timeout", "soon", "--", "true"]),
+    ).toMatchObject({
+      code: 2,
+    });
+    expect(await cliInProcess(["frobnicate"])).toMatchInlineSnapshot(`
+      {
+        "code": 2,
+        "stderr": "mountbox: unknown command 'frobnicate'. Commands: exec.
+      Run 'mountbox --help' for usage.
+      ",
+        "stdout": "",
+      }
+    `);
+    expect((await cliInProcess([])).code).toBe(2);
+  });
+
+  test("a root that does not exist is a usage error without the host path", async () => {
+    const r = await cliInProcess(["exec", "--root", join(dir, "missing"), "--", "true"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toContain(dir);
+    expect(r.stderr).toMatchInlineSnapshot(`
+      "mountbox: Invalid configuration:
+      ✖ the folder for '/' does not exist (relative paths are resolved against basePath) → at root
+      "
+    `);
+  });
+});
