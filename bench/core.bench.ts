@@ -17,14 +17,26 @@ export default async function benchCore(): Promise<BenchRow[]> {
     const mcp = await loadMcpLib(root);
     const rows: BenchRow[] = [];
     rows.push(
-      await compare("resolve (existing file, 4 levels deep)", () => sb.resolve(virtual), "fs.realpathSync.native (floor)", () => realpathSync.native(host), {
-        goal: "≥ 0.8×",
-      }),
+      await compare(
+        "resolve (existing file, 4 levels deep)",
+        () => sb.resolve(virtual),
+        "fs.realpathSync.native (floor)",
+        () => realpathSync.native(host),
+        {
+          goal: "≥ 0.8×",
+        },
+      ),
     );
     rows.push(
-      await compare("resolve (existing file, 4 levels deep)", () => sb.resolve(virtual), "MCP filesystem validatePath", () => mcp.validatePath(host), {
-        goal: "≥ 3×",
-      }),
+      await compare(
+        "resolve (existing file, 4 levels deep)",
+        () => sb.resolve(virtual),
+        "MCP filesystem validatePath",
+        () => mcp.validatePath(host),
+        {
+          goal: "≥ 3×",
+        },
+      ),
     );
     rows.push(
       await compare(
@@ -40,7 +52,12 @@ export default async function benchCore(): Promise<BenchRow[]> {
     );
     const child = sb.derive({ allowRead: "/a/b" });
     rows.push(
-      await compare("canRead on a denied path (no fs)", () => child.canRead("/x/y/z.txt"), "fs.realpathSync.native", () => realpathSync.native(host)),
+      await compare(
+        "canRead on a denied path (no fs)",
+        () => child.canRead("/x/y/z.txt"),
+        "fs.realpathSync.native",
+        () => realpathSync.native(host),
+      ),
     );
     return rows;
   } finally {

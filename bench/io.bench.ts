@@ -16,11 +16,20 @@ export default async function benchIo(): Promise<BenchRow[]> {
     const host = join(root, "small.txt");
     const kib = "y".repeat(1024);
     return [
-      await compare("readFile 1 KiB", () => sb.readFile("/small.txt"), "MCP validatePath + readFileContent", async () => mcp.readFileContent(await mcp.validatePath(host)), {
-        goal: "≥ 3×",
-      }),
-      await compare("writeFile 1 KiB (atomic, verified)", () => sb.writeFile("/out.txt", kib), "fs.writeFileSync (floor, not atomic)", () =>
-        writeFileSync(join(root, "out-plain.txt"), kib),
+      await compare(
+        "readFile 1 KiB",
+        () => sb.readFile("/small.txt"),
+        "MCP validatePath + readFileContent",
+        async () => mcp.readFileContent(await mcp.validatePath(host)),
+        {
+          goal: "≥ 3×",
+        },
+      ),
+      await compare(
+        "writeFile 1 KiB (atomic, verified)",
+        () => sb.writeFile("/out.txt", kib),
+        "fs.writeFileSync (floor, not atomic)",
+        () => writeFileSync(join(root, "out-plain.txt"), kib),
       ),
     ];
   } finally {

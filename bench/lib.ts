@@ -21,6 +21,25 @@ export interface BenchRow {
 }
 
 /**
+ * tinybench decides once whether a task is async by how it is declared; a
+ * plain arrow returning a promise would be timed without awaiting it. Wrap
+ * any function that returns a promise in a real `async` one.
+ */
+function awaitable(fn: () => unknown): () => unknown {
+  const probe = fn();
+  if (
+    probe === null ||
+    typeof probe !== "object" ||
+    typeof (probe as { then?: unknown }).then !== "function"
+  )
+    return fn;
+  (probe as Promise<unknown>).catch(() => {});
+  return async () => {
+    await fn();
+  };
+}
+
+/**
  * Measures `subject` and `baseline` interleaved in one tinybench run and
  * returns the row. Async functions are awaited.
  */
@@ -32,7 +51,7 @@ export async function compare(
   opts: { time?: number; goal?: string } = {},
 ): Promise<BenchRow> {
   const bench = new Bench({ time: opts.time ?? 500, warmupTime: 100 });
-  bench.add(name, subject).add(baselineName, baseline);
+  bench.add(name, awaitable(subject)).add(baselineName, awaitable(baseline));
   await bench.run();
   const [a, b] = bench.tasks;
   const hz = a?.result?.throughput.mean ?? 0;

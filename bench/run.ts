@@ -18,12 +18,19 @@ const modules = readdirSync(here)
 const fmt = (hz: number) => (hz >= 1000 ? `${(hz / 1000).toFixed(1)}k` : hz.toFixed(1));
 const lines: string[] = [];
 for (const file of modules) {
-  const mod = (await import(pathToFileURL(join(here, file)).href)) as { default: () => Promise<BenchRow[]> };
+  const mod = (await import(pathToFileURL(join(here, file)).href)) as {
+    default: () => Promise<BenchRow[]>;
+  };
   const rows = await mod.default();
   lines.push(`\n### ${file.replace(".bench.js", "")}\n`);
-  lines.push("| measured | ops/s | baseline | ops/s | ratio | goal |", "|---|---:|---|---:|---:|---|");
+  lines.push(
+    "| measured | ops/s | baseline | ops/s | ratio | goal |",
+    "|---|---:|---|---:|---:|---|",
+  );
   for (const r of rows) {
-    lines.push(`| ${r.name} | ${fmt(r.hz)} | ${r.baseline} | ${fmt(r.baselineHz)} | **${r.ratio.toFixed(2)}×** | ${r.goal ?? ""} |`);
+    lines.push(
+      `| ${r.name} | ${fmt(r.hz)} | ${r.baseline} | ${fmt(r.baselineHz)} | **${r.ratio.toFixed(2)}×** | ${r.goal ?? ""} |`,
+    );
   }
   console.log(lines.slice(-rows.length - 3).join("\n"));
 }
@@ -41,6 +48,9 @@ const header = [
   `- node: ${process.version}`,
 ];
 if (process.argv.includes("--write")) {
-  writeFileSync(join(here, "../../bench/RESULTS.md"), `${header.join("\n")}\n${lines.join("\n")}\n`);
+  writeFileSync(
+    join(here, "../../bench/RESULTS.md"),
+    `${header.join("\n")}\n${lines.join("\n")}\n`,
+  );
   console.log("\nwrote bench/RESULTS.md");
 }

@@ -44,8 +44,15 @@ try {
   const agent = root.derive({ allowRead: ["/src", "/cache", "/docs"], allowWrite: ["/docs"] });
   say(JSON.stringify(agent.describe()));
   await attempt("agent reads /src/app.ts", () => agent.readFile("/src/app.ts"));
-  await attempt("agent writes /docs/notes.md", () => agent.writeFile("/docs/notes.md", "# Notes\n"));
-  await attempt("agent edits /docs/notes.md", async () => (await agent.editFile("/docs/notes.md", [{ oldText: "Notes", newText: "Review notes" }])).diff);
+  await attempt("agent writes /docs/notes.md", () =>
+    agent.writeFile("/docs/notes.md", "# Notes\n"),
+  );
+  await attempt(
+    "agent edits /docs/notes.md",
+    async () =>
+      (await agent.editFile("/docs/notes.md", [{ oldText: "Notes", newText: "Review notes" }]))
+        .diff,
+  );
   await attempt("agent lists everything it may read", () => agent.listFiles());
 
   section("What the model is told when it steps outside");
@@ -54,11 +61,17 @@ try {
   await attempt("write into the read-only cache", () => agent.writeFile("/cache/deps.json", "{}"));
   await attempt("write outside its writable area", () => agent.writeFile("/src/app.ts", "pwned"));
   await attempt("use a home-relative path", () => agent.readFile("~/.ssh/id_rsa"));
-  await attempt("ask a child for more than the agent has", () => agent.derive({ allowWrite: "/src" }));
+  await attempt("ask a child for more than the agent has", () =>
+    agent.derive({ allowWrite: "/src" }),
+  );
 
   section("A shell command, confined by the kernel (bubblewrap)");
   try {
-    const r = await runCommand(agent, "cat /workspace/src/app.ts; echo changed > /workspace/src/app.ts; echo exit=$?", { timeoutMs: 10_000 });
+    const r = await runCommand(
+      agent,
+      "cat /workspace/src/app.ts; echo changed > /workspace/src/app.ts; echo exit=$?",
+      { timeoutMs: 10_000 },
+    );
     say(r.stdout.trimEnd());
     if (r.stderr) say(`stderr: ${r.stderr.trimEnd()}`);
     for (const note of r.notes) say(`note: ${note}`);

@@ -22,6 +22,7 @@ export type SandboxErrorCode =
   | "approval_denied"
   | "io_error"
   | "invalid_config"
+  | "invalid_request"
   | "os_sandbox_unavailable";
 
 /** One problem found in a configuration, with the key path it sits at. */
@@ -160,6 +161,15 @@ export class IoError extends SandboxError {
     super("io_error", message, path);
   }
 }
+/**
+ * A request across the thread boundary was refused before anything ran:
+ * unknown operation, malformed arguments, too many requests in flight.
+ */
+export class InvalidRequestError extends SandboxError {
+  constructor(message: string) {
+    super("invalid_request", message);
+  }
+}
 /** OS enforcement (bubblewrap / Seatbelt) is missing or cannot run. */
 export class OsSandboxUnavailableError extends SandboxError {
   constructor(message: string) {
@@ -191,6 +201,7 @@ const CLASS_BY_CODE: Record<SandboxErrorCode, abstract new (...args: never[]) =>
   approval_denied: ApprovalDeniedError,
   io_error: IoError,
   invalid_config: ConfigError,
+  invalid_request: InvalidRequestError,
   os_sandbox_unavailable: OsSandboxUnavailableError,
 };
 

@@ -19,6 +19,7 @@ export {
   FileNotFoundError,
   FileTooLargeError,
   InvalidPathError,
+  InvalidRequestError,
   IoError,
   OsSandboxUnavailableError,
   PathNotInSandboxError,
@@ -35,6 +36,15 @@ export {
   type RunCommandOptions,
   runCommand,
 } from "./os/run-command.js";
+// Runtime I: agent threads and the port boundary (host side).
+export {
+  type AgentFailure,
+  type AgentLogEntry,
+  AgentThreadError,
+  type AgentThreadOptions,
+  type AgentThreadResult,
+  runAgentThread,
+} from "./runtime/agent-thread.js";
 export type { DeriveOptions, RestrictOptions } from "./sandbox/derive.js";
 export {
   createSandbox,

@@ -33,7 +33,14 @@ import type { Policy } from "./policy.js";
  * maps back to a writable location. `asked` names the virtual path in errors.
  */
 export function ensureRealDir(policy: Policy, realDir: string, asked: string): void {
-  const st = lstatSync(realDir, { throwIfNoEntry: false });
+  let st: ReturnType<typeof lstatSync>;
+  try {
+    st = lstatSync(realDir, { throwIfNoEntry: false });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOTDIR")
+      throw ioError("mkdir", asked, "a file is in the way of a directory");
+    throw err;
+  }
   if (st?.isDirectory()) return;
   if (st) {
     // A link where a directory should be: allowed only if it leads to a
@@ -67,13 +74,13 @@ export function ensureRealDir(policy: Policy, realDir: string, asked: string): v
 function writeAtomic(policy: Policy, v: string, realTarget: string, bytes: Uint8Array): void {
   const dir = dirname(realTarget);
   const base = basename(realTarget);
-  ensureRealDir(policy, dir, v);
-  const existing = lstatSync(realTarget, { throwIfNoEntry: false });
-  if (existing?.isDirectory()) throw ioError("write", v, "it is a directory, not a file");
   const tmp = join(dir, `.${base.slice(0, 100)}.${randomBytes(6).toString("hex")}.mountbox-tmp`);
   let fd: number | undefined;
   let created = false;
   try {
+    ensureRealDir(policy, dir, v);
+    const existing = lstatSync(realTarget, { throwIfNoEntry: false });
+    if (existing?.isDirectory()) throw ioError("write", v, "it is a directory, not a file");
     fd = openSync(tmp, CREATE_FLAGS, 0o666);
     created = true;
     const stats = fstatSync(fd);

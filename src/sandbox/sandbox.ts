@@ -4,6 +4,7 @@
  */
 import { resolve as resolveHostPath } from "node:path";
 import { parseSandboxConfig, type SandboxConfig } from "../config/sandbox-config.js";
+import { wrapFsError } from "../errors.js";
 import {
   type DeriveOptions,
   derivePolicy,
@@ -128,17 +129,17 @@ export class Sandbox {
 
   /** Reads a file as UTF-8. */
   readFile(path: string): Promise<string> {
-    return io.readText(policyOf(this), path);
+    return guard("readText", path, () => io.readText(policyOf(this), path));
   }
 
   /** Reads a file's bytes. */
   readBytes(path: string): Promise<Uint8Array> {
-    return io.readBytes(policyOf(this), path);
+    return guard("readBytes", path, () => io.readBytes(policyOf(this), path));
   }
 
   /** Writes a file atomically, creating parent directories. */
   writeFile(path: string, content: string | Uint8Array): Promise<void> {
-    return io.writeFile(policyOf(this), path, content);
+    return guard("writeFile", path, () => io.writeFile(policyOf(this), path, content));
   }
 
   /** Applies exact, unique-match edits in order; returns a unified diff. */
@@ -147,37 +148,52 @@ export class Sandbox {
     edits: FileEdit[],
     opts?: { dryRun?: boolean },
   ): Promise<{ diff: string }> {
-    return io.editFile(policyOf(this), path, edits, opts?.dryRun ?? false);
+    return guard("editFile", path, () =>
+      io.editFile(policyOf(this), path, edits, opts?.dryRun ?? false),
+    );
   }
 
   /** Readable files under `path` matching a glob (default `**\/*`), virtual and sorted. */
   listFiles(path = "/", pattern = "**/*"): Promise<string[]> {
-    return io.listFiles(policyOf(this), path, pattern);
+    return guard("listFiles", path, () => io.listFiles(policyOf(this), path, pattern));
   }
 
   /** Type, size and modification time of a file or directory. */
   stat(path: string): Promise<FileStat> {
-    return io.stat(policyOf(this), path);
+    return guard("stat", path, () => io.stat(policyOf(this), path));
   }
 
   /** True if something readable exists at `path`. Never throws for a missing path. */
   exists(path: string): Promise<boolean> {
-    return io.exists(policyOf(this), path);
+    return guard("exists", path, () => io.exists(policyOf(this), path));
   }
 
   /** Creates a directory and its missing parents. */
   mkdir(path: string): Promise<void> {
-    return io.mkdir(policyOf(this), path);
+    return guard("mkdir", path, () => io.mkdir(policyOf(this), path));
   }
 
   /** Removes a file, or a directory (with contents only when `recursive`). */
   remove(path: string, opts?: { recursive?: boolean }): Promise<void> {
-    return io.remove(policyOf(this), path, opts?.recursive ?? false);
+    return guard("remove", path, () => io.remove(policyOf(this), path, opts?.recursive ?? false));
   }
 
   /** Moves a file or directory, across mounts too. */
   move(from: string, to: string, opts?: { overwrite?: boolean }): Promise<void> {
-    return io.move(policyOf(this), from, to, opts?.overwrite ?? false);
+    return guard("move", from, () => io.move(policyOf(this), from, to, opts?.overwrite ?? false));
+  }
+}
+
+/**
+ * Safety net for the public I/O methods: whatever escapes the I/O layer (a
+ * synchronous throw included) reaches the caller as a SandboxError without a
+ * host path.
+ */
+async function guard<T>(op: string, path: unknown, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    throw wrapFsError(err, op, typeof path === "string" ? path : String(path));
   }
 }
 

@@ -113,6 +113,6 @@ it("never touches outside or read-only areas, whatever the operations", async ()
         removeDir(dir);
       },
     ),
-    { numRuns: 150 },
+    { numRuns: 400 },
   );
 });

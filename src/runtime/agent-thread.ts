@@ -1,0 +1,329 @@
+/**
+ * Runs one agent in one fresh, hardened worker thread.
+ *
+ * The thread gets nothing but a `MessagePort` to a port server for its
+ * sandbox, its input, and the URL of its module. Its stdout and stderr are
+ * captured here (never written through: the MCP server owns the process's
+ * stdout). A thread that throws, times out, is aborted, sends an oversized
+ * message, exhausts its heap or exits early is terminated and reported with
+ * an {@link AgentThreadError}; the host goes on.
+ */
+import { realpathSync } from "node:fs";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import {
+  MessageChannel,
+  type ResourceLimits,
+  type Transferable,
+  Worker,
+} from "node:worker_threads";
+import { SandboxError } from "../errors.js";
+import type { Sandbox } from "../sandbox/sandbox.js";
+import {
+  checkReadGrants,
+  computeExecArgv,
+  listThreadCodeFiles,
+  threadEntryUrl,
+} from "./permissions.js";
+import { type PortServerOptions, serveSandbox } from "./port-server.js";
+import type { LogLevel, ThreadBootData } from "./protocol.js";
+
+/** Default heap limits of an agent thread. */
+export const DEFAULT_RESOURCE_LIMITS: ResourceLimits = {
+  maxOldGenerationSizeMb: 256,
+  maxYoungGenerationSizeMb: 32,
+  stackSizeMb: 4,
+};
+/** Default cap on captured stdout (and, separately, stderr) per thread. */
+export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+/** Most log lines kept from one thread (later ones are counted, not kept). */
+const MAX_LOG_LINES = 10_000;
+/** Cap on a thread's messages on its parent port (result, logs). */
+const DEFAULT_MAX_RESULT_BYTES = 64 * 1024 * 1024;
+
+/** Why an agent thread failed. */
+export type AgentFailure =
+  | "threw" // the worker function threw or rejected
+  | "timeout"
+  | "aborted"
+  | "oversize" // it sent a message over the limit
+  | "out_of_memory"
+  | "crashed" // the thread died (uncaught error outside the worker function)
+  | "exited"; // the thread exited without a result
+
+/** A failed agent thread. `cause` holds the worker's own error when it threw. */
+export class AgentThreadError extends Error {
+  /** What went wrong. */
+  readonly reason: AgentFailure;
+  /** Captured stdout/stderr up to the failure. */
+  readonly stdout: string;
+  readonly stderr: string;
+  constructor(
+    reason: AgentFailure,
+    message: string,
+    out: { stdout: string; stderr: string },
+    cause?: unknown,
+  ) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = "AgentThreadError";
+    this.reason = reason;
+    this.stdout = out.stdout;
+    this.stderr = out.stderr;
+  }
+}
+
+/** One `ctx.log` line. */
+export interface AgentLogEntry {
+  level: LogLevel;
+  message: string;
+}
+
+/** Options of {@link runAgentThread}. */
+export interface AgentThreadOptions
+  extends Pick<
+    PortServerOptions,
+    "maxMessageBytes" | "maxInFlight" | "onDelegate" | "onInternalError"
+  > {
+  /** The worker module: a host path or `file:` URL of built JS. */
+  module: string | URL;
+  /** The agent's input (structured-cloned into the thread). */
+  input?: unknown;
+  /** The agent's sandbox; the host keeps it, the thread gets a port. */
+  sandbox: Sandbox;
+  /** Aborts the agent (the thread is told, then terminated). */
+  signal?: AbortSignal;
+  /** Deadline for the whole run, in ms. */
+  timeoutMs?: number;
+  /** Heap limits; defaults to {@link DEFAULT_RESOURCE_LIMITS}. */
+  resourceLimits?: ResourceLimits;
+  /**
+   * Extra host paths the thread may read: the worker module's own
+   * dependencies (files, or package folders). Checked against the sandbox:
+   * no grant's folder may overlap a sandbox folder.
+   */
+  allowRead?: string[];
+  /** Cap on captured stdout and on captured stderr. Default 1 MiB each. */
+  maxOutputBytes?: number;
+  /**
+   * Objects in `input` to transfer rather than copy (e.g. a `MessagePort` the
+   * embedder wants to hand the agent). Host-side choice only.
+   */
+  transferList?: Transferable[];
+  /** Called with each `ctx.log` line as it arrives. */
+  onLog?: (entry: AgentLogEntry) => void;
+}
+
+/** What a finished agent thread produced. */
+export interface AgentThreadResult {
+  /** The worker function's return value. */
+  value: unknown;
+  /** Captured stdout and stderr (`console.log` inside the thread lands here). */
+  stdout: string;
+  stderr: string;
+  /** `ctx.log` lines. */
+  logs: AgentLogEntry[];
+}
+
+/**
+ * Starts a fresh hardened thread for one agent, runs its module's worker
+ * function with `input`, and resolves with its result. The thread is
+ * terminated afterwards, whatever happened.
+ * @throws AgentThreadError when the agent fails (the host is unaffected)
+ */
+export async function runAgentThread(opts: AgentThreadOptions): Promise<AgentThreadResult> {
+  opts.signal?.throwIfAborted();
+  const modulePath = realpathSync(
+    typeof opts.module === "string" && !opts.module.startsWith("file:")
+      ? opts.module
+      : fileURLToPath(opts.module),
+  );
+  const grants = checkReadGrants(
+    [...listThreadCodeFiles(), modulePath, ...(opts.allowRead ?? [])],
+    opts.sandbox,
+  );
+  const execArgv = computeExecArgv({ readPaths: grants });
+
+  const { port1: hostPort, port2: threadPort } = new MessageChannel();
+  const out = { stdout: "", stderr: "" };
+  const logs: AgentLogEntry[] = [];
+  const maxOutput = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+
+  return new Promise<AgentThreadResult>((resolve, reject) => {
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    let worker: Worker;
+
+    const finish = (err: AgentThreadError | null, value?: unknown): void => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      opts.signal?.removeEventListener("abort", onAbort);
+      server.close();
+      // Terminate in every case: a thread that returned may still have
+      // timers or pending work, and a thread is never reused.
+      void worker.terminate();
+      if (err) reject(err);
+      else resolve({ value, stdout: out.stdout, stderr: out.stderr, logs });
+    };
+    const fail = (reason: AgentFailure, message: string, cause?: unknown): void =>
+      finish(new AgentThreadError(reason, message, out, cause));
+
+    const server = serveSandbox(hostPort, opts.sandbox, {
+      ...pick(opts),
+      onViolation: (v) =>
+        fail(
+          "oversize",
+          `The agent sent a message of ${v.bytes} bytes (limit ${v.limit}); it was stopped.`,
+        ),
+    });
+
+    const boot: ThreadBootData = {
+      moduleUrl: pathToFileURL(modulePath).href,
+      input: opts.input,
+      port: threadPort,
+    };
+    try {
+      worker = new Worker(threadEntryUrl(), {
+        workerData: boot,
+        transferList: [threadPort, ...(opts.transferList ?? [])],
+        execArgv,
+        env: {},
+        argv: [],
+        stdout: true,
+        stderr: true,
+        stdin: false,
+        resourceLimits: { ...DEFAULT_RESOURCE_LIMITS, ...opts.resourceLimits },
+        // The thread must not inherit the host's own `--require`/`--import`
+        // hooks through process.execArgv: execArgv above replaces them.
+      });
+    } catch (err) {
+      server.close();
+      threadPort.close();
+      reject(err);
+      return;
+    }
+
+    // Drain both streams (an undrained pipe stalls the thread) and keep a
+    // bounded prefix.
+    worker.stdout.setEncoding("utf8");
+    worker.stderr.setEncoding("utf8");
+    worker.stdout.on("data", (chunk: string) => {
+      if (out.stdout.length < maxOutput)
+        out.stdout += chunk.slice(0, maxOutput - out.stdout.length);
+    });
+    worker.stderr.on("data", (chunk: string) => {
+      if (out.stderr.length < maxOutput)
+        out.stderr += chunk.slice(0, maxOutput - out.stderr.length);
+    });
+
+    worker.on("message", (msg: unknown) => {
+      const m = readThreadMessage(msg);
+      if (m === "oversize")
+        return fail(
+          "oversize",
+          "The agent sent an oversized message on its parent port; it was stopped.",
+        );
+      if (m === null) return; // not ours to act on; a hostile thread may post anything
+      if (m.kind === "log") {
+        if (logs.length < MAX_LOG_LINES) logs.push({ level: m.level, message: m.message });
+        opts.onLog?.({ level: m.level, message: m.message });
+      } else if (m.kind === "result") finish(null, m.value);
+      else fail("threw", `The agent failed: ${m.error.name}: ${m.error.message}`, m.cause);
+    });
+    worker.on("error", (err: Error & { code?: string }) => {
+      if (err.code === "ERR_WORKER_OUT_OF_MEMORY")
+        fail("out_of_memory", "The agent ran out of memory and was stopped.");
+      else fail("crashed", `The agent's thread crashed: ${err.name}: ${err.message}`);
+    });
+    worker.on("exit", (code) =>
+      fail("exited", `The agent's thread exited (code ${code}) without a result.`),
+    );
+
+    const onAbort = (): void => {
+      worker.postMessage({ kind: "abort", reason: "aborted" });
+      fail("aborted", "The agent was aborted.", opts.signal?.reason);
+    };
+    opts.signal?.addEventListener("abort", onAbort, { once: true });
+    if (opts.timeoutMs !== undefined)
+      timer = setTimeout(() => {
+        worker.postMessage({ kind: "abort", reason: "timeout" });
+        fail("timeout", `The agent did not finish within ${opts.timeoutMs} ms and was stopped.`);
+      }, opts.timeoutMs);
+  });
+}
+
+function pick(opts: AgentThreadOptions): PortServerOptions {
+  const o: PortServerOptions = {};
+  if (opts.maxMessageBytes !== undefined) o.maxMessageBytes = opts.maxMessageBytes;
+  if (opts.maxInFlight !== undefined) o.maxInFlight = opts.maxInFlight;
+  if (opts.onDelegate) o.onDelegate = opts.onDelegate;
+  if (opts.onInternalError) o.onInternalError = opts.onInternalError;
+  return o;
+}
+
+const LEVELS = new Set<string>(["debug", "info", "warn", "error"]);
+
+type ReadMessage =
+  | { kind: "result"; value: unknown }
+  | { kind: "log"; level: LogLevel; message: string }
+  | { kind: "error"; error: { name: string; message: string }; cause: unknown };
+
+/**
+ * Reads a message from the thread's parent port. The thread is untrusted:
+ * only the three known shapes count, strings are cut, and an error keeps its
+ * mountbox class (as `cause`) only through `SandboxError.fromJSON`.
+ */
+function readThreadMessage(msg: unknown): ReadMessage | "oversize" | null {
+  if (typeof msg !== "object" || msg === null) return null;
+  const m = msg as Record<string, unknown>;
+  if (m.kind === "log") {
+    const level =
+      typeof m.level === "string" && LEVELS.has(m.level) ? (m.level as LogLevel) : "info";
+    const message = typeof m.message === "string" ? m.message.slice(0, 8192) : "";
+    return { kind: "log", level, message };
+  }
+  if (m.kind === "result") {
+    if (roughSize(m.value, DEFAULT_MAX_RESULT_BYTES) > DEFAULT_MAX_RESULT_BYTES) return "oversize";
+    return { kind: "result", value: m.value };
+  }
+  if (m.kind === "error") {
+    const e = (typeof m.error === "object" && m.error !== null ? m.error : {}) as Record<
+      string,
+      unknown
+    >;
+    const name = typeof e.name === "string" ? e.name.slice(0, 100) : "Error";
+    const message = typeof e.message === "string" ? e.message.slice(0, 4096) : "unknown error";
+    const cause =
+      typeof e.code === "string" && e.code !== ""
+        ? SandboxError.fromJSON({ ...e, message })
+        : Object.assign(new Error(message), { name });
+    return { kind: "error", error: { name, message }, cause };
+  }
+  return null;
+}
+
+/** A lower bound of a value's size, stopping once over `limit`. */
+function roughSize(value: unknown, limit: number): number {
+  let bytes = 0;
+  let nodes = 0;
+  const seen = new Set<object>();
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && bytes <= limit) {
+    const v = stack.pop();
+    if (++nodes > 1_000_000) return limit + 1;
+    if (typeof v === "string") bytes += v.length * 2;
+    else if (typeof v !== "object" || v === null) bytes += 8;
+    else if (!seen.has(v)) {
+      seen.add(v);
+      if (ArrayBuffer.isView(v)) bytes += v.buffer.byteLength;
+      else if (v instanceof ArrayBuffer || v instanceof SharedArrayBuffer) bytes += v.byteLength;
+      else if (v instanceof Map) for (const [k, x] of v) stack.push(k, x);
+      else if (v instanceof Set) for (const x of v) stack.push(x);
+      else
+        for (const k of Object.keys(v)) {
+          bytes += 16 + k.length * 2;
+          stack.push((v as Record<string, unknown>)[k]);
+        }
+    }
+  }
+  return bytes;
+}

@@ -1,0 +1,508 @@
+/**
+ * The host side of the port boundary: serves one `Sandbox` on one
+ * `MessagePort`, to a worker that is assumed hostile.
+ *
+ * Only the operations in {@link SANDBOX_OPS} run, each with hand-written
+ * argument checks (no zod on the hot path). Nothing the worker sends is ever
+ * used as a property key on a live object: operations are looked up in a
+ * null-prototype table, so `constructor`, `__proto__` or `then` are simply
+ * unknown operations. Comlink messages (`{ type: "GET" | "APPLY" | … }`) have
+ * no `op` and are refused like any other malformed request.
+ */
+import { MessagePort } from "node:worker_threads";
+import { ioError, SandboxError } from "../errors.js";
+import type { FileEdit, Sandbox } from "../sandbox/sandbox.js";
+import { DELEGATE_OP, INVALID_REQUEST, type PortReply, type WireError } from "./protocol.js";
+
+/** Default cap on one message's payload (strings count 2 bytes per code unit). */
+export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+/** Default cap on requests one worker may have in flight at once. */
+export const DEFAULT_MAX_IN_FLIGHT = 256;
+/** Longest path or glob string accepted; the sandbox itself rejects paths over 4096 bytes. */
+const MAX_PATH_CHARS = 16 * 1024;
+/** Most edits accepted in one `editFile` call. */
+const MAX_EDITS = 10_000;
+/** Node visits the size walker makes before a message counts as oversized. */
+const MAX_WALK_NODES = 100_000;
+
+/** Why the server gave up on a worker (the owner should terminate it). */
+export interface PortViolation {
+  kind: "oversize";
+  /** Lower bound of the message's size, in bytes. */
+  bytes: number;
+  limit: number;
+}
+
+/** Options of {@link serveSandbox}. */
+export interface PortServerOptions {
+  /** Payload cap per message; a bigger message is a violation. Default 64 MiB. */
+  maxMessageBytes?: number;
+  /** Requests in flight per worker; more are refused with an error. Default 256. */
+  maxInFlight?: number;
+  /**
+   * Called once for an oversized message, which is then dropped. A thread's
+   * `resourceLimits` do not cover ArrayBuffers, so the owner should terminate
+   * the sender. The server stops serving after a violation.
+   */
+  onViolation?: (violation: PortViolation) => void;
+  /**
+   * Called with any non-mountbox error an operation threw (a bug, or an fs
+   * error the I/O layer did not wrap). The worker only ever sees a generic
+   * `IoError`, because such errors may carry host paths.
+   */
+  onInternalError?: (error: unknown, op: string) => void;
+  /**
+   * Runtime II hook: serves `ctx.delegate(worker, input, opts)`. Without it
+   * the `delegate` operation is refused like any unknown operation.
+   */
+  onDelegate?: (worker: string, input: unknown, opts: Record<string, unknown>) => Promise<unknown>;
+}
+
+/** A running server; see {@link serveSandbox}. */
+export interface PortServer {
+  /** Requests currently being served. */
+  readonly inFlight: number;
+  /** Stops serving and closes the port. Replies still pending are dropped. */
+  close(): void;
+}
+
+/** Arguments after validation, plus their payload size in bytes. */
+interface Checked {
+  args: unknown[];
+  bytes: number;
+}
+
+type Handler = {
+  check: (args: unknown[]) => Checked | string;
+  run: (sandbox: Sandbox, args: unknown[]) => unknown;
+};
+
+/**
+ * Serves `sandbox` on `port` until {@link PortServer.close}. Every request is
+ * answered, with a value or an error, unless it is oversized (see
+ * {@link PortServerOptions.onViolation}) or the server is closed.
+ */
+export function serveSandbox(
+  port: MessagePort,
+  sandbox: Sandbox,
+  opts: PortServerOptions = {},
+): PortServer {
+  const maxBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const maxInFlight = opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
+  const pending = new Set<number>();
+  let closed = false;
+
+  const reply = (msg: PortReply): void => {
+    if (!closed) port.postMessage(msg);
+  };
+  const refuse = (id: number | null, message: string): void =>
+    reply({
+      id,
+      ok: false,
+      error: { name: "InvalidRequestError", code: INVALID_REQUEST, message },
+    });
+
+  // A Comlink proxy waits for a reply in its own format; answer with a
+  // Comlink "throw" so the hostile proxy rejects instead of hanging.
+  const refuseComlink = (id: string): void => {
+    if (closed) return;
+    const message = "Comlink messages are not served; use ctx.sandbox.";
+    port.postMessage({
+      id,
+      type: "HANDLER",
+      name: "throw",
+      value: {
+        isError: true,
+        value: { name: "InvalidRequestError", code: INVALID_REQUEST, message },
+      },
+    });
+  };
+
+  const violate = (bytes: number): void => {
+    if (closed) return;
+    server.close();
+    opts.onViolation?.({ kind: "oversize", bytes, limit: maxBytes });
+  };
+
+  const onMessage = (data: unknown): void => {
+    if (closed) return;
+    const req = readRequest(data);
+    if (typeof req === "string") {
+      // Malformed: measure the whole thing (rare path), closing any port in it.
+      const size = measure(data, maxBytes);
+      if (size > maxBytes) {
+        violate(size);
+        return;
+      }
+      const comlinkId = readComlinkId(data);
+      if (comlinkId !== null) {
+        refuseComlink(comlinkId);
+        return;
+      }
+      refuse(readableId(data), req);
+      return;
+    }
+    const { id, op, args } = req;
+    const handler = op === DELEGATE_OP && opts.onDelegate ? delegateHandler(opts) : HANDLERS[op];
+    if (handler === undefined) {
+      const size = measure(args, maxBytes);
+      if (size > maxBytes) {
+        violate(size);
+        return;
+      }
+      refuse(id, `Unknown operation ${JSON.stringify(op.slice(0, 64))}.`);
+      return;
+    }
+    const checked = handler.check(args);
+    if (typeof checked === "string") {
+      const size = measure(args, maxBytes);
+      if (size > maxBytes) {
+        violate(size);
+        return;
+      }
+      refuse(id, `Invalid arguments for ${op}: ${checked}.`);
+      return;
+    }
+    if (checked.bytes > maxBytes) {
+      violate(checked.bytes);
+      return;
+    }
+    if (pending.has(id)) {
+      refuse(id, `Request id ${id} is already in flight.`);
+      return;
+    }
+    if (pending.size >= maxInFlight) {
+      refuse(id, `Too many requests in flight (at most ${maxInFlight}).`);
+      return;
+    }
+    pending.add(id);
+    let result: unknown;
+    try {
+      result = handler.run(sandbox, checked.args);
+    } catch (err) {
+      pending.delete(id);
+      reply({ id, ok: false, error: toWireError(err, op, checked.args, opts) });
+      return;
+    }
+    Promise.resolve(result).then(
+      (value) => {
+        pending.delete(id);
+        reply({ id, ok: true, value });
+      },
+      (err: unknown) => {
+        pending.delete(id);
+        reply({ id, ok: false, error: toWireError(err, op, checked.args, opts) });
+      },
+    );
+  };
+
+  const onMessageError = (): void => {
+    refuse(null, "The message could not be deserialized.");
+  };
+
+  port.on("message", onMessage);
+  port.on("messageerror", onMessageError);
+
+  const server: PortServer = {
+    get inFlight() {
+      return pending.size;
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      port.off("message", onMessage);
+      port.off("messageerror", onMessageError);
+      port.close();
+    },
+  };
+  return server;
+}
+
+/** Reads `{ id, op, args }` with exactly those own keys, or says what is wrong. */
+function readRequest(data: unknown): { id: number; op: string; args: unknown[] } | string {
+  if (!isPlainObject(data)) return "a request must be an object { id, op, args }";
+  let keys = 0;
+  for (const k in data) {
+    if (k !== "id" && k !== "op" && k !== "args") return `unexpected key ${JSON.stringify(k)}`;
+    keys++;
+  }
+  if (keys !== 3 || !Object.hasOwn(data, "id") || !Object.hasOwn(data, "op"))
+    return "a request must be an object { id, op, args }";
+  const { id, op, args } = data as { id: unknown; op: unknown; args: unknown };
+  if (!isId(id)) return "id must be a non-negative integer";
+  if (typeof op !== "string") return "op must be a string";
+  if (!Array.isArray(args) || Object.getPrototypeOf(args) !== Array.prototype)
+    return "args must be an array";
+  if (args.length > 8) return "too many arguments";
+  return { id, op, args };
+}
+
+function readableId(data: unknown): number | null {
+  if (isPlainObject(data) && Object.hasOwn(data, "id")) {
+    const id = (data as { id: unknown }).id;
+    if (isId(id)) return id;
+  }
+  return null;
+}
+
+/** The id of a message shaped like Comlink's `{ id: string, type: string, … }`, else null. */
+function readComlinkId(data: unknown): string | null {
+  if (!isPlainObject(data)) return null;
+  const { id, type } = data as { id?: unknown; type?: unknown };
+  return typeof id === "string" && id.length <= 200 && typeof type === "string" ? id : null;
+}
+
+function isId(v: unknown): v is number {
+  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== "object" || v === null) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+// ---------------------------------------------------------------------------
+// Argument checks. Each returns the arguments to call with (copies where the
+// worker could still mutate them, e.g. shared memory) and their size.
+// ---------------------------------------------------------------------------
+
+function isPath(v: unknown): v is string {
+  return typeof v === "string" && v.length <= MAX_PATH_CHARS;
+}
+
+function arity(args: unknown[], min: number, max: number): string | undefined {
+  if (args.length < min || args.length > max)
+    return min === max ? `expected ${min} argument(s)` : `expected ${min} to ${max} arguments`;
+  return undefined;
+}
+
+/** Checks a strict options object of booleans; returns it normalized, or an error. */
+function readOptions(
+  v: unknown,
+  allowed: readonly string[],
+): Record<string, boolean> | string | undefined {
+  if (v === undefined) return undefined;
+  if (!isPlainObject(v)) return "options must be an object";
+  const out: Record<string, boolean> = {};
+  for (const k in v) {
+    if (!allowed.includes(k)) return `unknown option ${JSON.stringify(k.slice(0, 64))}`;
+    const value = v[k];
+    if (value === undefined) continue;
+    if (typeof value !== "boolean") return `option ${k} must be a boolean`;
+    out[k] = value;
+  }
+  return out;
+}
+
+const pathsOnly =
+  (n: number) =>
+  (args: unknown[]): Checked | string => {
+    const bad = arity(args, n, n);
+    if (bad) return bad;
+    let bytes = 0;
+    for (const a of args) {
+      if (!isPath(a)) return "a path must be a string";
+      bytes += a.length * 2;
+    }
+    return { args, bytes };
+  };
+
+const withOptions =
+  (paths: number, allowed: readonly string[]) =>
+  (args: unknown[]): Checked | string => {
+    const bad = arity(args, paths, paths + 1);
+    if (bad) return bad;
+    let bytes = 0;
+    for (let i = 0; i < paths; i++) {
+      const a = args[i];
+      if (!isPath(a)) return "a path must be a string";
+      bytes += a.length * 2;
+    }
+    const o = readOptions(args[paths], allowed);
+    if (typeof o === "string") return o;
+    return { args: [...args.slice(0, paths), o], bytes };
+  };
+
+function checkWrite(args: unknown[]): Checked | string {
+  const bad = arity(args, 2, 2);
+  if (bad) return bad;
+  const [path, content] = args;
+  if (!isPath(path)) return "a path must be a string";
+  if (typeof content === "string") return { args, bytes: path.length * 2 + content.length * 2 };
+  if (content instanceof Uint8Array) {
+    // A view may sit on shared memory the worker can still change, or on a
+    // bigger buffer: copy exactly the bytes meant.
+    const bytes = content.buffer.byteLength + path.length * 2;
+    return { args: [path, new Uint8Array(content)], bytes };
+  }
+  return "content must be a string or a Uint8Array";
+}
+
+function checkEdit(args: unknown[]): Checked | string {
+  const bad = arity(args, 2, 3);
+  if (bad) return bad;
+  const [path, edits, options] = args;
+  if (!isPath(path)) return "a path must be a string";
+  if (!Array.isArray(edits) || edits.length > MAX_EDITS)
+    return `edits must be an array of at most ${MAX_EDITS} { oldText, newText }`;
+  let bytes = path.length * 2;
+  const clean: FileEdit[] = [];
+  for (const e of edits) {
+    if (!isPlainObject(e)) return "each edit must be an object { oldText, newText }";
+    for (const k in e)
+      if (k !== "oldText" && k !== "newText") return `unknown edit key ${JSON.stringify(k)}`;
+    const { oldText, newText } = e;
+    if (typeof oldText !== "string" || typeof newText !== "string")
+      return "oldText and newText must be strings";
+    bytes += (oldText.length + newText.length) * 2 + 16;
+    clean.push({ oldText, newText });
+  }
+  const o = readOptions(options, ["dryRun"]);
+  if (typeof o === "string") return o;
+  return { args: [path, clean, o], bytes };
+}
+
+function checkList(args: unknown[]): Checked | string {
+  const bad = arity(args, 0, 2);
+  if (bad) return bad;
+  let bytes = 0;
+  for (const a of args) {
+    if (a === undefined) continue;
+    if (!isPath(a)) return "path and pattern must be strings";
+    bytes += a.length * 2;
+  }
+  return { args, bytes };
+}
+
+const noArgs = (args: unknown[]): Checked | string => arity(args, 0, 0) ?? { args, bytes: 0 };
+
+const s = (v: unknown): string => v as string;
+const o = (v: unknown) => v as Record<string, boolean> | undefined;
+
+/** The allowlist. A null prototype: no inherited key can ever name a handler. */
+const HANDLERS: Record<string, Handler | undefined> = Object.assign(Object.create(null), {
+  readFile: { check: pathsOnly(1), run: (sb, a) => sb.readFile(s(a[0])) },
+  readBytes: {
+    check: pathsOnly(1),
+    // Node may hand back a view into a shared pool: cloning the view would
+    // send the whole pool. Copy exactly the file's bytes.
+    run: async (sb, a) => exactBytes(await sb.readBytes(s(a[0]))),
+  },
+  writeFile: {
+    check: checkWrite,
+    run: (sb, a) => sb.writeFile(s(a[0]), a[1] as string | Uint8Array),
+  },
+  editFile: {
+    check: checkEdit,
+    run: async (sb, a) => {
+      const r = await sb.editFile(s(a[0]), a[1] as FileEdit[], o(a[2]));
+      return { diff: r.diff };
+    },
+  },
+  listFiles: {
+    check: checkList,
+    run: (sb, a) => sb.listFiles(a[0] as string | undefined, a[1] as string | undefined),
+  },
+  stat: {
+    check: pathsOnly(1),
+    run: async (sb, a) => {
+      const st = await sb.stat(s(a[0]));
+      return { type: st.type, size: st.size, mtimeMs: st.mtimeMs };
+    },
+  },
+  exists: { check: pathsOnly(1), run: (sb, a) => sb.exists(s(a[0])) },
+  mkdir: { check: pathsOnly(1), run: (sb, a) => sb.mkdir(s(a[0])) },
+  remove: {
+    check: withOptions(1, ["recursive"]),
+    run: (sb, a) => sb.remove(s(a[0]), o(a[1])),
+  },
+  move: {
+    check: withOptions(2, ["overwrite"]),
+    run: (sb, a) => sb.move(s(a[0]), s(a[1]), o(a[2])),
+  },
+  canRead: { check: pathsOnly(1), run: (sb, a) => sb.canRead(s(a[0])) },
+  canWrite: { check: pathsOnly(1), run: (sb, a) => sb.canWrite(s(a[0])) },
+  readableRoots: { check: noArgs, run: (sb) => sb.readableRoots },
+  writableRoots: { check: noArgs, run: (sb) => sb.writableRoots },
+  describe: { check: noArgs, run: (sb) => sb.describe() },
+} satisfies Record<string, Handler>);
+
+function delegateHandler(opts: PortServerOptions): Handler {
+  return {
+    check(args) {
+      const bad = arity(args, 2, 3);
+      if (bad) return bad;
+      const [worker, input, options] = args;
+      if (typeof worker !== "string" || worker.length > 256) return "worker must be a name";
+      if (options !== undefined && !isPlainObject(options)) return "options must be an object";
+      // Validated in full by the delegate handler (Runtime II); sized here.
+      return { args, bytes: measure(input, Number.MAX_SAFE_INTEGER) + measure(options, 1 << 20) };
+    },
+    run: (_sb, a) =>
+      opts.onDelegate?.(s(a[0]), a[1], (a[2] as Record<string, unknown> | undefined) ?? {}),
+  };
+}
+
+function exactBytes(b: Uint8Array): Uint8Array {
+  const whole =
+    b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer;
+  return whole && Object.getPrototypeOf(b) === Uint8Array.prototype ? b : new Uint8Array(b);
+}
+
+/**
+ * The wire form of an error. Only mountbox errors keep their message: any
+ * other error (Node's fs errors, bugs) may name host paths, so the worker
+ * gets a generic `IoError` naming the operation and the virtual path.
+ */
+function toWireError(
+  err: unknown,
+  op: string,
+  args: unknown[],
+  opts: PortServerOptions,
+): WireError {
+  if (err instanceof SandboxError) return err.toJSON();
+  opts.onInternalError?.(err, op);
+  const path = typeof args[0] === "string" && op !== DELEGATE_OP ? args[0] : undefined;
+  return ioError(op, path, "unexpected error").toJSON();
+}
+
+/**
+ * A lower bound of the structured-clone size of `value`, stopping early once
+ * over `limit`. Closes any `MessagePort` found: a port smuggled into the host
+ * must not keep a channel open.
+ */
+function measure(value: unknown, limit: number): number {
+  let bytes = 0;
+  let nodes = 0;
+  const seen = new Set<object>();
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && bytes <= limit) {
+    const v = stack.pop();
+    if (++nodes > MAX_WALK_NODES) return limit + 1;
+    if (typeof v === "string") {
+      bytes += v.length * 2;
+      continue;
+    }
+    if (typeof v !== "object" || v === null) {
+      bytes += 8;
+      continue;
+    }
+    if (seen.has(v)) continue;
+    seen.add(v);
+    if (ArrayBuffer.isView(v)) bytes += v.buffer.byteLength;
+    else if (v instanceof ArrayBuffer || v instanceof SharedArrayBuffer) bytes += v.byteLength;
+    else if (v instanceof MessagePort) v.close();
+    else if (v instanceof Map) {
+      for (const [k, x] of v) stack.push(k, x);
+    } else if (v instanceof Set) {
+      for (const x of v) stack.push(x);
+    } else {
+      for (const k of Object.keys(v)) {
+        bytes += 16 + k.length * 2;
+        stack.push((v as Record<string, unknown>)[k]);
+      }
+    }
+  }
+  return bytes;
+}

@@ -1,0 +1,88 @@
+/**
+ * The wire protocol between an agent thread and the host.
+ *
+ * Shared by both sides, so it has no imports: the thread side must stay free
+ * of host code (and fast to load). Everything here is plain data.
+ *
+ * Sandbox port (one `MessagePort` per agent):
+ *   request `{ id, op, args }` → reply `{ id, ok: true, value }` or
+ *   `{ id, ok: false, error }`. `id` is a non-negative safe integer chosen by
+ *   the worker; a reply to a message whose id could not be read has `id: null`.
+ *
+ * Parent port (`parentPort` of the thread), thread → host:
+ *   `{ kind: "result", value }`, `{ kind: "error", error }`, `{ kind: "log", level, message }`.
+ * Host → thread: `{ kind: "abort", reason }`.
+ */
+
+/** Operations the host serves on a sandbox port. Anything else is refused. */
+export const SANDBOX_OPS = [
+  "readFile",
+  "readBytes",
+  "writeFile",
+  "editFile",
+  "listFiles",
+  "stat",
+  "exists",
+  "mkdir",
+  "remove",
+  "move",
+  "canRead",
+  "canWrite",
+  "readableRoots",
+  "writableRoots",
+  "describe",
+] as const;
+
+/** One allowlisted sandbox operation. */
+export type SandboxOp = (typeof SANDBOX_OPS)[number];
+
+/**
+ * Reserved for Runtime II: `ctx.delegate(worker, input, opts)` travels as op
+ * `"delegate"` on the same port and is served only when the host was given a
+ * delegate handler.
+ */
+export const DELEGATE_OP = "delegate";
+
+/** A request from the worker. */
+export interface PortRequest {
+  id: number;
+  op: string;
+  args: unknown[];
+}
+
+/** The wire form of an error (a `SandboxError`'s `toJSON()`, or a protocol error). */
+export interface WireError {
+  name: string;
+  code: string;
+  message: string;
+  path?: string;
+}
+
+/** A reply from the host. */
+export type PortReply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number | null; ok: false; error: WireError };
+
+/** Code of errors about the request itself (bad op, bad arguments, too many in flight). */
+export const INVALID_REQUEST = "invalid_request";
+
+/** Messages the thread posts on its `parentPort`. */
+export type ThreadMessage =
+  | { kind: "result"; value: unknown }
+  | { kind: "error"; error: { name: string; message: string; code?: string; path?: string } }
+  | { kind: "log"; level: LogLevel; message: string };
+
+/** Levels of `ctx.log`. */
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+/** What the thread entry receives as `workerData`. */
+export interface ThreadBootData {
+  /** `file:` URL of the worker module to import. */
+  moduleUrl: string;
+  /** The agent's input (structured-cloned). */
+  input: unknown;
+  /** The sandbox port (transferred). */
+  port: unknown;
+}
+
+export { InvalidRequestError } from "../errors.js";

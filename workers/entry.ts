@@ -1,0 +1,85 @@
+/**
+ * The thread entry: boots one worker module inside an agent thread.
+ *
+ * Receives the sandbox port, the module URL and the input via `workerData`,
+ * imports the module, runs its default export once and posts the result (or
+ * the error) on `parentPort`. The host terminates the thread afterwards.
+ */
+import { type MessagePort, parentPort, workerData } from "node:worker_threads";
+import { SandboxError } from "../src/errors.js";
+import type { LogLevel, ThreadBootData, ThreadMessage } from "../src/runtime/protocol.js";
+import { WORKER_BRAND, type WorkerContext, type WorkerFunction } from "./index.js";
+import { createSandboxClient } from "./sandbox-client.js";
+
+/** Longest log line sent to the host; the rest is cut. */
+const MAX_LOG_CHARS = 8 * 1024;
+/** Longest error message sent to the host. */
+const MAX_ERROR_CHARS = 4 * 1024;
+
+const parent = parentPort;
+if (!parent) throw new Error("mountbox/workers/entry must run in a worker thread");
+const boot = workerData as ThreadBootData;
+const client = createSandboxClient(boot.port as MessagePort);
+const controller = new AbortController();
+
+parent.on("message", (m: { kind?: unknown; reason?: unknown }) => {
+  if (m?.kind === "abort") controller.abort(String(m.reason ?? "aborted"));
+});
+
+const post = (msg: ThreadMessage): void => parent.postMessage(msg);
+
+const ctx: WorkerContext = Object.freeze({
+  sandbox: client.sandbox,
+  signal: controller.signal,
+  log(message: unknown, level: LogLevel = "info") {
+    const text = typeof message === "string" ? message : safeStringify(message);
+    post({ kind: "log", level, message: text.slice(0, MAX_LOG_CHARS) });
+  },
+});
+
+try {
+  const mod = (await import(boot.moduleUrl)) as { default?: unknown };
+  const fn = pickWorker(mod.default);
+  const value = await fn(boot.input, ctx);
+  try {
+    post({ kind: "result", value });
+  } catch (err) {
+    // DataCloneError: the result holds a function, a class instance's
+    // private state, … Report it rather than dying silently.
+    post({ kind: "error", error: describeError(err, "The worker's result could not be sent") });
+  }
+} catch (err) {
+  post({ kind: "error", error: describeError(err) });
+} finally {
+  client.close();
+}
+
+function pickWorker(def: unknown): WorkerFunction {
+  if (typeof def === "object" && def !== null && WORKER_BRAND in def) {
+    const run = (def as unknown as { run: unknown }).run;
+    if (typeof run === "function") return run as WorkerFunction;
+  }
+  if (typeof def === "function") return def as WorkerFunction;
+  throw new TypeError(
+    "The worker module must `export default defineWorker(async (input, ctx) => …)`.",
+  );
+}
+
+function describeError(
+  err: unknown,
+  prefix?: string,
+): { name: string; message: string; code?: string; path?: string } {
+  if (err instanceof SandboxError) return err.toJSON();
+  const name = err instanceof Error ? err.name : "Error";
+  const raw = err instanceof Error ? err.message : String(err);
+  const message = (prefix ? `${prefix}: ${raw}` : raw).slice(0, MAX_ERROR_CHARS);
+  return { name, message };
+}
+
+function safeStringify(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}

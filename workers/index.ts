@@ -1,0 +1,73 @@
+/**
+ * `mountbox/worker`: what a worker module imports inside its agent thread.
+ *
+ * ```js
+ * import { defineWorker } from "mountbox/worker";
+ * export default defineWorker(async (input, ctx) => {
+ *   return ctx.sandbox.readFile("/src/a.ts");
+ * });
+ * ```
+ *
+ * This module (and everything it imports) runs inside the thread, so it stays
+ * small and imports no host code: no zod, no sandbox, no fs.
+ */
+import type { LogLevel } from "../src/runtime/protocol.js";
+import type { WorkerSandbox } from "./sandbox-client.js";
+
+export {
+  ApprovalDeniedError,
+  ConfigError,
+  EditFailedError,
+  FileExistsError,
+  FileNotFoundError,
+  FileTooLargeError,
+  InvalidPathError,
+  IoError,
+  PathNotInSandboxError,
+  PathNotWritableError,
+  SandboxError,
+  type SandboxErrorCode,
+  SandboxPermissionEscalationError,
+  SuffixNotAllowedError,
+} from "../src/errors.js";
+export { InvalidRequestError, type LogLevel } from "../src/runtime/protocol.js";
+export type { FileEdit, FileStat, SandboxDescription, WorkerSandbox } from "./sandbox-client.js";
+
+/** What a worker function receives besides its input. */
+export interface WorkerContext {
+  /** The agent's sandbox, served by the host over a message port. */
+  readonly sandbox: WorkerSandbox;
+  /** Aborted when the host cancels this agent (timeout, caller's signal). */
+  readonly signal: AbortSignal;
+  /** Sends a log line to the host (never to the process's stdout). */
+  log(message: unknown, level?: LogLevel): void;
+  // `delegate(worker, input, { sandbox })` arrives with Runtime II; it will be
+  // an op on the same port (see DELEGATE_OP in protocol.ts).
+}
+
+/** The function a worker module defines. */
+export type WorkerFunction<I = unknown, O = unknown> = (
+  input: I,
+  ctx: WorkerContext,
+) => O | Promise<O>;
+
+/** Marks a worker module's default export (a registry symbol, so copies agree). */
+export const WORKER_BRAND: unique symbol = Symbol.for("mountbox.worker") as never;
+
+/** A worker definition, as returned by {@link defineWorker}. */
+export interface DefinedWorker<I = unknown, O = unknown> {
+  readonly [WORKER_BRAND]: true;
+  readonly run: WorkerFunction<I, O>;
+}
+
+/**
+ * Defines the worker a module exports as its default. The function runs once,
+ * in a fresh thread, with the agent's input and a {@link WorkerContext}; what
+ * it returns (structured-cloneable) is the agent's result.
+ */
+export function defineWorker<I = unknown, O = unknown>(
+  fn: WorkerFunction<I, O>,
+): DefinedWorker<I, O> {
+  if (typeof fn !== "function") throw new TypeError("defineWorker expects a function");
+  return Object.freeze({ [WORKER_BRAND]: true as const, run: fn });
+}
