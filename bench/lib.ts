@@ -18,6 +18,11 @@ export interface BenchRow {
   ratio: number;
   /** The issue's goal, stated as text, e.g. "≥ 0.8×". */
   goal?: string;
+  /**
+   * Set for rows that are not speeds: `hz`/`baselineHz` then hold the
+   * figure in this unit and `ratio` is measured ÷ baseline (lower is better).
+   */
+  unit?: string;
 }
 
 /**

@@ -23,6 +23,8 @@ export type SandboxErrorCode =
   | "io_error"
   | "invalid_config"
   | "invalid_request"
+  | "agent_failed"
+  | "delegation_refused"
   | "os_sandbox_unavailable";
 
 /** One problem found in a configuration, with the key path it sits at. */
@@ -40,6 +42,7 @@ export interface SerializedSandboxError {
   message: string;
   path?: string;
   issues?: ConfigIssue[];
+  reason?: AgentFailure;
 }
 
 /** Base class of every mountbox error. Catch this to catch them all. */
@@ -80,6 +83,12 @@ export class SandboxError extends Error {
     if (Ctor === ConfigError) {
       const issues = Array.isArray(obj.issues) ? obj.issues.filter(isConfigIssue) : [];
       return new ConfigError(message, issues);
+    }
+    if (Ctor === AgentThreadError) {
+      const reason = AGENT_FAILURES.has(obj.reason as AgentFailure)
+        ? (obj.reason as AgentFailure)
+        : "threw";
+      return new AgentThreadError(reason, message, { stdout: "", stderr: "" });
     }
     return new (Ctor as new (m: string, p?: string) => SandboxError)(message, path);
   }
@@ -170,6 +179,64 @@ export class InvalidRequestError extends SandboxError {
     super("invalid_request", message);
   }
 }
+/** Why an agent failed. */
+export type AgentFailure =
+  | "threw" // the worker function threw or rejected
+  | "timeout"
+  | "aborted"
+  | "oversize" // it sent a message over the limit
+  | "out_of_memory"
+  | "crashed" // the thread died (uncaught error outside the worker function)
+  | "exited" // the thread exited without a result
+  | "not_runnable"; // e.g. an LLM worker without a model adapter
+
+const AGENT_FAILURES = new Set<AgentFailure>([
+  "threw",
+  "timeout",
+  "aborted",
+  "oversize",
+  "out_of_memory",
+  "crashed",
+  "exited",
+  "not_runnable",
+]);
+
+/**
+ * An agent (a worker run in its own thread) failed. Its thread was
+ * terminated; the host and other agents go on. `cause` holds the worker's own
+ * error when it threw; `stdout`/`stderr` what it printed (host side only).
+ */
+export class AgentThreadError extends SandboxError {
+  /** What went wrong. */
+  readonly reason: AgentFailure;
+  /** Captured stdout up to the failure (not sent across threads). */
+  readonly stdout: string;
+  /** Captured stderr up to the failure (not sent across threads). */
+  readonly stderr: string;
+  constructor(
+    reason: AgentFailure,
+    message: string,
+    out: { stdout: string; stderr: string } = { stdout: "", stderr: "" },
+    cause?: unknown,
+  ) {
+    super("agent_failed", message);
+    if (cause !== undefined) this.cause = cause;
+    this.reason = reason;
+    this.stdout = out.stdout;
+    this.stderr = out.stderr;
+  }
+  override toJSON(): SerializedSandboxError {
+    return { ...super.toJSON(), reason: this.reason };
+  }
+}
+
+/** A delegation was refused: not a declared delegate, too deep, too many agents, unknown worker. */
+export class DelegationRefusedError extends SandboxError {
+  constructor(message: string) {
+    super("delegation_refused", message);
+  }
+}
+
 /** OS enforcement (bubblewrap / Seatbelt) is missing or cannot run. */
 export class OsSandboxUnavailableError extends SandboxError {
   constructor(message: string) {
@@ -202,6 +269,8 @@ const CLASS_BY_CODE: Record<SandboxErrorCode, abstract new (...args: never[]) =>
   io_error: IoError,
   invalid_config: ConfigError,
   invalid_request: InvalidRequestError,
+  agent_failed: AgentThreadError,
+  delegation_refused: DelegationRefusedError,
   os_sandbox_unavailable: OsSandboxUnavailableError,
 };
 

@@ -11,9 +11,12 @@ export {
   type SandboxConfig,
 } from "./config/sandbox-config.js";
 export {
+  type AgentFailure,
+  AgentThreadError,
   ApprovalDeniedError,
   ConfigError,
   type ConfigIssue,
+  DelegationRefusedError,
   EditFailedError,
   FileExistsError,
   FileNotFoundError,
@@ -38,13 +41,25 @@ export {
 } from "./os/run-command.js";
 // Runtime I: agent threads and the port boundary (host side).
 export {
-  type AgentFailure,
   type AgentLogEntry,
-  AgentThreadError,
   type AgentThreadOptions,
   type AgentThreadResult,
   runAgentThread,
 } from "./runtime/agent-thread.js";
+export { createHost, type Host, type RunOptions } from "./runtime/host.js";
+export type {
+  HostEvent,
+  HostOptions,
+  WorkerSandboxSpec,
+  WorkerSpec,
+} from "./runtime/host-types.js";
+export {
+  loadProgram,
+  loadProgramDefinition,
+  type ProgramDefinition,
+  type WorkerSource,
+} from "./runtime/load-program.js";
+export type { Attachment } from "./runtime/protocol.js";
 export type { DeriveOptions, RestrictOptions } from "./sandbox/derive.js";
 export {
   createSandbox,

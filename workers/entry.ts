@@ -7,8 +7,18 @@
  */
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
 import { SandboxError } from "../src/errors.js";
-import type { LogLevel, ThreadBootData, ThreadMessage } from "../src/runtime/protocol.js";
-import { WORKER_BRAND, type WorkerContext, type WorkerFunction } from "./index.js";
+import {
+  DELEGATE_OP,
+  type LogLevel,
+  type ThreadBootData,
+  type ThreadMessage,
+} from "../src/runtime/protocol.js";
+import {
+  type DelegateOptions,
+  WORKER_BRAND,
+  type WorkerContext,
+  type WorkerFunction,
+} from "./index.js";
 import { createSandboxClient } from "./sandbox-client.js";
 
 /** Longest log line sent to the host; the rest is cut. */
@@ -18,9 +28,21 @@ const MAX_ERROR_CHARS = 4 * 1024;
 
 const parent = parentPort;
 if (!parent) throw new Error("mountbox/workers/entry must run in a worker thread");
-const boot = workerData as ThreadBootData;
-const client = createSandboxClient(boot.port as MessagePort);
 const controller = new AbortController();
+
+// A warm spare was started before its agent existed: its boot data (module,
+// input, sandbox port) arrives in the first "boot" message.
+const boot: ThreadBootData = (workerData as { warm?: unknown })?.warm
+  ? await new Promise<ThreadBootData>((resolve) => {
+      const onBoot = (m: { kind?: unknown; boot?: ThreadBootData }) => {
+        if (m?.kind !== "boot" || !m.boot) return;
+        parent.off("message", onBoot);
+        resolve(m.boot);
+      };
+      parent.on("message", onBoot);
+    })
+  : (workerData as ThreadBootData);
+const client = createSandboxClient(boot.port as MessagePort);
 
 parent.on("message", (m: { kind?: unknown; reason?: unknown }) => {
   if (m?.kind === "abort") controller.abort(String(m.reason ?? "aborted"));
@@ -31,6 +53,10 @@ const post = (msg: ThreadMessage): void => parent.postMessage(msg);
 const ctx: WorkerContext = Object.freeze({
   sandbox: client.sandbox,
   signal: controller.signal,
+  attachments: Object.freeze([...(boot.attachments ?? [])]),
+  delegate(worker: string, input?: unknown, opts?: DelegateOptions) {
+    return client.call(DELEGATE_OP, opts === undefined ? [worker, input] : [worker, input, opts]);
+  },
   log(message: unknown, level: LogLevel = "info") {
     const text = typeof message === "string" ? message : safeStringify(message);
     post({ kind: "log", level, message: text.slice(0, MAX_LOG_CHARS) });

@@ -11,17 +11,20 @@
  * This module (and everything it imports) runs inside the thread, so it stays
  * small and imports no host code: no zod, no sandbox, no fs.
  */
-import type { LogLevel } from "../src/runtime/protocol.js";
+import type { Attachment, LogLevel } from "../src/runtime/protocol.js";
 import type { WorkerSandbox } from "./sandbox-client.js";
 
 export {
+  AgentThreadError,
   ApprovalDeniedError,
   ConfigError,
+  DelegationRefusedError,
   EditFailedError,
   FileExistsError,
   FileNotFoundError,
   FileTooLargeError,
   InvalidPathError,
+  InvalidRequestError,
   IoError,
   PathNotInSandboxError,
   PathNotWritableError,
@@ -30,7 +33,7 @@ export {
   SandboxPermissionEscalationError,
   SuffixNotAllowedError,
 } from "../src/errors.js";
-export { InvalidRequestError, type LogLevel } from "../src/runtime/protocol.js";
+export type { Attachment, LogLevel } from "../src/runtime/protocol.js";
 export type { FileEdit, FileStat, SandboxDescription, WorkerSandbox } from "./sandbox-client.js";
 
 /** What a worker function receives besides its input. */
@@ -41,8 +44,31 @@ export interface WorkerContext {
   readonly signal: AbortSignal;
   /** Sends a log line to the host (never to the process's stdout). */
   log(message: unknown, level?: LogLevel): void;
-  // `delegate(worker, input, { sandbox })` arrives with Runtime II; it will be
-  // an op on the same port (see DELEGATE_OP in protocol.ts).
+  /** Files the caller attached to this agent (empty for a top-level run). */
+  readonly attachments: readonly Attachment[];
+  /**
+   * Runs another worker (one listed in this worker's `delegates`) in its own
+   * thread, with a sandbox derived from this one, and resolves with its
+   * result. Rejects with `DelegationRefusedError`,
+   * `SandboxPermissionEscalationError` or `AgentThreadError`.
+   */
+  delegate(worker: string, input?: unknown, opts?: DelegateOptions): Promise<unknown>;
+}
+
+/** Options of {@link WorkerContext.delegate}. */
+export interface DelegateOptions {
+  /** Narrows the callee's sandbox further (same keys as a worker's `sandbox`). */
+  sandbox?: {
+    restrict?: string;
+    readonly?: boolean;
+    allowRead?: string | string[];
+    allowWrite?: string | string[];
+    inherit?: boolean;
+  };
+  /** Virtual paths in this agent's sandbox to hand to the callee as bytes. */
+  attachments?: string[];
+  /** Deadline for the callee, in ms (never beyond this agent's own). */
+  timeoutMs?: number;
 }
 
 /** The function a worker module defines. */

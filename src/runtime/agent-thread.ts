@@ -16,7 +16,10 @@ import {
   type Transferable,
   Worker,
 } from "node:worker_threads";
-import { SandboxError } from "../errors.js";
+import { type AgentFailure, AgentThreadError, SandboxError } from "../errors.js";
+
+export { type AgentFailure, AgentThreadError };
+
 import type { Sandbox } from "../sandbox/sandbox.js";
 import {
   checkReadGrants,
@@ -25,7 +28,7 @@ import {
   threadEntryUrl,
 } from "./permissions.js";
 import { type PortServerOptions, serveSandbox } from "./port-server.js";
-import type { LogLevel, ThreadBootData } from "./protocol.js";
+import type { Attachment, LogLevel, ThreadBootData } from "./protocol.js";
 
 /** Default heap limits of an agent thread. */
 export const DEFAULT_RESOURCE_LIMITS: ResourceLimits = {
@@ -40,37 +43,6 @@ const MAX_LOG_LINES = 10_000;
 /** Cap on a thread's messages on its parent port (result, logs). */
 const DEFAULT_MAX_RESULT_BYTES = 64 * 1024 * 1024;
 
-/** Why an agent thread failed. */
-export type AgentFailure =
-  | "threw" // the worker function threw or rejected
-  | "timeout"
-  | "aborted"
-  | "oversize" // it sent a message over the limit
-  | "out_of_memory"
-  | "crashed" // the thread died (uncaught error outside the worker function)
-  | "exited"; // the thread exited without a result
-
-/** A failed agent thread. `cause` holds the worker's own error when it threw. */
-export class AgentThreadError extends Error {
-  /** What went wrong. */
-  readonly reason: AgentFailure;
-  /** Captured stdout/stderr up to the failure. */
-  readonly stdout: string;
-  readonly stderr: string;
-  constructor(
-    reason: AgentFailure,
-    message: string,
-    out: { stdout: string; stderr: string },
-    cause?: unknown,
-  ) {
-    super(message, cause === undefined ? undefined : { cause });
-    this.name = "AgentThreadError";
-    this.reason = reason;
-    this.stdout = out.stdout;
-    this.stderr = out.stderr;
-  }
-}
-
 /** One `ctx.log` line. */
 export interface AgentLogEntry {
   level: LogLevel;
@@ -81,7 +53,7 @@ export interface AgentLogEntry {
 export interface AgentThreadOptions
   extends Pick<
     PortServerOptions,
-    "maxMessageBytes" | "maxInFlight" | "onDelegate" | "onInternalError"
+    "maxMessageBytes" | "maxInFlight" | "onDelegate" | "onInternalError" | "onOperation"
   > {
   /** The worker module: a host path or `file:` URL of built JS. */
   module: string | URL;
@@ -110,6 +82,14 @@ export interface AgentThreadOptions
   transferList?: Transferable[];
   /** Called with each `ctx.log` line as it arrives. */
   onLog?: (entry: AgentLogEntry) => void;
+  /** Files handed to the agent as `ctx.attachments`. */
+  attachments?: Attachment[];
+  /**
+   * @internal A warm spare thread (started with `warm: true` workerData and
+   * grants covering `module`) to use instead of starting a new one. It is
+   * used for this agent only, then terminated.
+   */
+  spare?: Worker;
 }
 
 /** What a finished agent thread produced. */
@@ -136,11 +116,15 @@ export async function runAgentThread(opts: AgentThreadOptions): Promise<AgentThr
       ? opts.module
       : fileURLToPath(opts.module),
   );
-  const grants = checkReadGrants(
-    [...listThreadCodeFiles(), modulePath, ...(opts.allowRead ?? [])],
-    opts.sandbox,
-  );
-  const execArgv = computeExecArgv({ readPaths: grants });
+  // A spare was hardened when it started, with grants the host computed.
+  const execArgv = opts.spare
+    ? []
+    : computeExecArgv({
+        readPaths: checkReadGrants(
+          [...listThreadCodeFiles(), modulePath, ...(opts.allowRead ?? [])],
+          opts.sandbox,
+        ),
+      });
 
   const { port1: hostPort, port2: threadPort } = new MessageChannel();
   const out = { stdout: "", stderr: "" };
@@ -181,20 +165,26 @@ export async function runAgentThread(opts: AgentThreadOptions): Promise<AgentThr
       input: opts.input,
       port: threadPort,
     };
+    if (opts.attachments && opts.attachments.length > 0) boot.attachments = opts.attachments;
     try {
-      worker = new Worker(threadEntryUrl(), {
-        workerData: boot,
-        transferList: [threadPort, ...(opts.transferList ?? [])],
-        execArgv,
-        env: {},
-        argv: [],
-        stdout: true,
-        stderr: true,
-        stdin: false,
-        resourceLimits: { ...DEFAULT_RESOURCE_LIMITS, ...opts.resourceLimits },
-        // The thread must not inherit the host's own `--require`/`--import`
-        // hooks through process.execArgv: execArgv above replaces them.
-      });
+      if (opts.spare) {
+        worker = opts.spare;
+        worker.removeAllListeners();
+        worker.postMessage({ kind: "boot", boot }, [threadPort, ...(opts.transferList ?? [])]);
+      } else
+        worker = new Worker(threadEntryUrl(), {
+          workerData: boot,
+          transferList: [threadPort, ...(opts.transferList ?? [])],
+          execArgv,
+          env: {},
+          argv: [],
+          stdout: true,
+          stderr: true,
+          stdin: false,
+          resourceLimits: { ...DEFAULT_RESOURCE_LIMITS, ...opts.resourceLimits },
+          // The thread must not inherit the host's own `--require`/`--import`
+          // hooks through process.execArgv: execArgv above replaces them.
+        });
     } catch (err) {
       server.close();
       threadPort.close();
@@ -257,6 +247,7 @@ function pick(opts: AgentThreadOptions): PortServerOptions {
   if (opts.maxInFlight !== undefined) o.maxInFlight = opts.maxInFlight;
   if (opts.onDelegate) o.onDelegate = opts.onDelegate;
   if (opts.onInternalError) o.onInternalError = opts.onInternalError;
+  if (opts.onOperation) o.onOperation = opts.onOperation;
   return o;
 }
 

@@ -56,6 +56,11 @@ export interface PortServerOptions {
    * the `delegate` operation is refused like any unknown operation.
    */
   onDelegate?: (worker: string, input: unknown, opts: Record<string, unknown>) => Promise<unknown>;
+  /**
+   * Called after each sandbox operation (not `delegate`) with its outcome,
+   * for events and audit. `path` is the worker's own (virtual) argument.
+   */
+  onOperation?: (op: string, path: string | undefined, error: SandboxError | undefined) => void;
 }
 
 /** A running server; see {@link serveSandbox}. */
@@ -176,21 +181,37 @@ export function serveSandbox(
       return;
     }
     pending.add(id);
+    const report =
+      opts.onOperation && op !== DELEGATE_OP
+        ? (err: unknown) =>
+            opts.onOperation?.(
+              op,
+              typeof checked.args[0] === "string" ? checked.args[0] : undefined,
+              err === undefined
+                ? undefined
+                : err instanceof SandboxError
+                  ? err
+                  : ioError(op, undefined, "unexpected error"),
+            )
+        : undefined;
     let result: unknown;
     try {
       result = handler.run(sandbox, checked.args);
     } catch (err) {
       pending.delete(id);
+      report?.(err);
       reply({ id, ok: false, error: toWireError(err, op, checked.args, opts) });
       return;
     }
     Promise.resolve(result).then(
       (value) => {
         pending.delete(id);
+        report?.(undefined);
         reply({ id, ok: true, value });
       },
       (err: unknown) => {
         pending.delete(id);
+        report?.(err);
         reply({ id, ok: false, error: toWireError(err, op, checked.args, opts) });
       },
     );

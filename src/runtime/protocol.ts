@@ -75,7 +75,19 @@ export type ThreadMessage =
 /** Levels of `ctx.log`. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
-/** What the thread entry receives as `workerData`. */
+/** A file handed to a callee by its caller (read through the caller's sandbox). */
+export interface Attachment {
+  /** Virtual path in the caller's sandbox. */
+  path: string;
+  /** Guessed from the name, e.g. `application/pdf`. */
+  mediaType: string;
+  bytes: Uint8Array;
+}
+
+/**
+ * What the thread entry receives: as `workerData` for a fresh thread, or in a
+ * `{ kind: "boot", boot }` message for a warm spare started ahead of need.
+ */
 export interface ThreadBootData {
   /** `file:` URL of the worker module to import. */
   moduleUrl: string;
@@ -83,6 +95,13 @@ export interface ThreadBootData {
   input: unknown;
   /** The sandbox port (transferred). */
   port: unknown;
+  /** Files its caller attached (delegation only). */
+  attachments?: Attachment[];
+}
+
+/** `workerData` of a warm spare: it waits for its boot message. */
+export interface WarmBootData {
+  warm: true;
 }
 
 export { InvalidRequestError } from "../errors.js";

@@ -1,0 +1,235 @@
+/**
+ * `loadProgram(dir)`: reads `dir/program.yaml` and `dir/workers/*.worker` and
+ * returns the options `createHost` takes (DESIGN §3, §7).
+ *
+ * Every problem is a ConfigError naming the file relative to `dir`
+ * (`program.yaml`, `workers/analyzer.worker`) and the key path; all issues in
+ * one file are reported together. Host paths never appear in a message: the
+ * program folder may sit anywhere, and messages end up in logs and prompts.
+ */
+import { readdir, readFile, stat } from "node:fs/promises";
+import { isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  checkWorkerName,
+  type ParseWorkerOptions,
+  parseProgramFile,
+  parseWorkerEntry,
+  parseYamlText,
+  splitWorkerFile,
+} from "../config/program-config.js";
+import type { SandboxConfig } from "../config/sandbox-config.js";
+import { ConfigError, type ConfigIssue, configError } from "../errors.js";
+import { createSandbox } from "../sandbox/sandbox.js";
+import type { HostOptions, WorkerSpec } from "./host-types.js";
+
+const PROGRAM_FILE = "program.yaml";
+const WORKER_SUFFIX = ".worker";
+
+/** What a worker's configuration holds beyond its {@link WorkerSpec}. */
+export interface WorkerSource {
+  /** The file it is defined in, relative to the program folder. */
+  source: string;
+  /** `model` of a `.worker` file (for a future model adapter; the host ignores it). */
+  model?: string;
+  /** `tools` of a `.worker` file (for a future model adapter; the host ignores it). */
+  tools?: string[];
+}
+
+/** A loaded program: the host options plus the keys the host does not use. */
+export interface ProgramDefinition {
+  /** What `createHost` takes. */
+  options: HostOptions;
+  /** `model` of program.yaml (default model for LLM workers; the host ignores it). */
+  model?: string;
+  /** Per worker: where it is defined, and its `model` and `tools`. */
+  workers: Record<string, WorkerSource>;
+}
+
+/**
+ * Loads a program folder into the options `createHost` takes:
+ * `createHost(await loadProgram(dir))`.
+ *
+ * @param dir the program folder (holding `program.yaml` and optionally `workers/`)
+ * @throws ConfigError for a missing or invalid file, naming it relative to `dir`
+ */
+export async function loadProgram(dir: string): Promise<HostOptions> {
+  return (await loadProgramDefinition(dir)).options;
+}
+
+/**
+ * Like {@link loadProgram}, but also returns what the host does not use:
+ * each worker's source file, `model` and `tools`, and the program's `model`.
+ *
+ * @throws ConfigError for a missing or invalid file, naming it relative to `dir`
+ */
+export async function loadProgramDefinition(dir: string): Promise<ProgramDefinition> {
+  const basePath = resolve(dir);
+  const text = await readConfigFile(basePath, PROGRAM_FILE);
+  const raw = parseYamlText(text, PROGRAM_FILE);
+  const fileNames = await listWorkerFiles(basePath);
+
+  const issues: ConfigIssue[] = [];
+  const program = parseProgramFile(raw, issues);
+  let shape: ParseWorkerOptions["sandbox"] = "none";
+  if (program.parsedSandbox) {
+    shape = { form: program.parsedSandbox.form, names: program.parsedSandbox.names };
+    if (program.sandbox) checkSandboxFolders(program.sandbox, basePath, issues);
+  } else if (isRecord(raw) && raw.sandbox !== undefined) {
+    shape = "invalid";
+  }
+  // Names of both kinds are known before any worker is checked, so
+  // `delegates` may name a worker defined in either place.
+  const workerNames = new Set([
+    ...Object.keys(program.workers),
+    ...fileNames.filter((n) => !checkWorkerName(n)),
+  ]);
+
+  const workers: Record<string, WorkerSpec> = {};
+  const sources: Record<string, WorkerSource> = {};
+  for (const [name, entry] of Object.entries(program.workers)) {
+    const at = ["workers", name];
+    const def = parseWorkerEntry(entry, { kind: "entry", at, sandbox: shape, workerNames }, issues);
+    if (!def) continue;
+    await resolveModule(def.spec, basePath, [...at, "module"], issues);
+    workers[name] = def.spec;
+    sources[name] = { source: PROGRAM_FILE };
+  }
+  if (issues.length > 0) throw configError(issues, PROGRAM_FILE);
+
+  for (const name of fileNames) {
+    const source = `workers/${name}${WORKER_SUFFIX}`;
+    const fileIssues: ConfigIssue[] = [];
+    const badName = checkWorkerName(name);
+    if (badName)
+      fileIssues.push({
+        path: [],
+        message: `the file name gives the worker name '${name}': ${badName}`,
+      });
+    if (Object.hasOwn(program.workers, name))
+      fileIssues.push({
+        path: [],
+        message: `worker '${name}' is also defined in program.yaml (at workers.${name}); define it in one place`,
+      });
+    const parts = splitWorkerFile(await readConfigFile(basePath, source), source);
+    const front = parseYamlText(parts.frontmatter, source, parts.frontmatterLineOffset);
+    const def = parseWorkerEntry(
+      front,
+      { kind: "file", at: [], sandbox: shape, workerNames, body: parts.body },
+      fileIssues,
+    );
+    if (def?.declaredName !== undefined && def.declaredName !== name)
+      fileIssues.push({
+        path: ["name"],
+        message: `the name '${def.declaredName}' does not match the file name '${name}${WORKER_SUFFIX}' (a worker is called by its file name)`,
+      });
+    if (def) await resolveModule(def.spec, basePath, ["module"], fileIssues);
+    if (fileIssues.length > 0 || !def) throw configError(fileIssues, source);
+    workers[name] = def.spec;
+    sources[name] = { source };
+    if (def.model !== undefined) sources[name].model = def.model;
+    if (def.tools !== undefined) sources[name].tools = def.tools;
+  }
+
+  const options: HostOptions = { basePath, workers };
+  if (program.sandbox) options.sandbox = program.sandbox;
+  if (program.name !== undefined) options.name = program.name;
+  if (program.maxDepth !== undefined) options.maxDepth = program.maxDepth;
+  if (program.maxAgents !== undefined) options.maxAgents = program.maxAgents;
+  if (program.warmThreads !== undefined) options.warmThreads = program.warmThreads;
+  const out: ProgramDefinition = { options, workers: sources };
+  if (program.model !== undefined) out.model = program.model;
+  return out;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Reads a UTF-8 config file; every failure is a ConfigError naming `rel` only. */
+async function readConfigFile(basePath: string, rel: string): Promise<string> {
+  try {
+    return await readFile(join(basePath, rel), "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const message =
+      code === "ENOENT"
+        ? rel === PROGRAM_FILE
+          ? "program.yaml was not found in the program folder (loadProgram(dir) reads dir/program.yaml)"
+          : "the file was not found"
+        : code === "EISDIR"
+          ? "it is a directory, not a file"
+          : `the file cannot be read (${code ?? "unknown error"})`;
+    throw configError([{ path: [], message }], rel);
+  }
+}
+
+/** Base names of `workers/*.worker` files, sorted; none when `workers/` is absent. */
+async function listWorkerFiles(basePath: string): Promise<string[]> {
+  let entries: string[];
+  try {
+    entries = await readdir(join(basePath, "workers"));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return [];
+    throw configError(
+      [{ path: [], message: `the workers folder cannot be read (${code ?? "unknown error"})` }],
+      "workers/",
+    );
+  }
+  return entries
+    .filter((e) => e.endsWith(WORKER_SUFFIX) && e.length > WORKER_SUFFIX.length)
+    .map((e) => e.slice(0, -WORKER_SUFFIX.length))
+    .sort();
+}
+
+/**
+ * Resolves `spec.module` against the program folder (or a `file:` URL) and
+ * checks the file exists, replacing it with the absolute path. The message
+ * repeats a relative path as written but never an absolute one.
+ */
+async function resolveModule(
+  spec: WorkerSpec,
+  basePath: string,
+  at: (string | number)[],
+  issues: ConfigIssue[],
+): Promise<void> {
+  const written = spec.module;
+  if (written === undefined) return;
+  const isUrl = written.startsWith("file:");
+  const shown = isUrl || isAbsolute(written) ? "the module file" : `the module file '${written}'`;
+  let abs: string;
+  try {
+    abs = isUrl ? fileURLToPath(written) : resolve(basePath, written);
+  } catch {
+    issues.push({ path: at, message: "expected a file path or a 'file:' URL" });
+    return;
+  }
+  const st = await stat(abs).catch(() => undefined);
+  if (!st) {
+    issues.push({
+      path: at,
+      message: `${shown} does not exist (module paths are relative to the program folder)`,
+    });
+    return;
+  }
+  if (!st.isFile()) {
+    issues.push({ path: at, message: `${shown} is not a file` });
+    return;
+  }
+  spec.module = abs;
+}
+
+/**
+ * Builds the root sandbox once to check its folders exist now, so the error
+ * names program.yaml and `sandbox.…` instead of surfacing in `createHost`.
+ */
+function checkSandboxFolders(config: SandboxConfig, basePath: string, issues: ConfigIssue[]) {
+  try {
+    createSandbox(config, { basePath });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    for (const issue of err.issues)
+      issues.push({ path: ["sandbox", ...issue.path], message: issue.message });
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * How a worker's `sandbox` key narrows the sandbox it receives (DESIGN §3):
+ * no key → unchanged; only `restrict`/`readonly` → `restrict()`; any
+ * `allow*` or `inherit` → `restrict()` first if asked, then `derive()`
+ * (with `inherit` defaulting to false). Used for a callee's configured
+ * narrowing and again for the call site's.
+ */
+import { configError } from "../errors.js";
+import type { Sandbox } from "../sandbox/sandbox.js";
+import type { WorkerSandboxSpec } from "./host-types.js";
+
+const KEYS = new Set(["restrict", "readonly", "allowRead", "allowWrite", "inherit"]);
+
+/**
+ * Applies a worker sandbox spec to `sandbox`. The spec may come from a
+ * hostile worker (the call site), so its shape is checked here; values are
+ * checked by `restrict()`/`derive()`.
+ * @throws ConfigError for a malformed spec, SandboxPermissionEscalationError for a widening one
+ */
+export function applyWorkerSandbox(sandbox: Sandbox, spec: unknown): Sandbox {
+  if (spec === undefined || spec === null) return sandbox;
+  if (
+    typeof spec !== "object" ||
+    Array.isArray(spec) ||
+    Object.getPrototypeOf(spec) !== Object.prototype
+  ) {
+    throw configError([
+      {
+        path: ["sandbox"],
+        message: "expected an object with restrict, readonly, allowRead, allowWrite or inherit",
+      },
+    ]);
+  }
+  const s = spec as Record<string, unknown>;
+  const unknown = Object.keys(s).filter((k) => !KEYS.has(k));
+  if (unknown.length > 0) {
+    throw configError(
+      unknown.map((k) => ({ path: ["sandbox", k], message: `unknown key '${k}'` })),
+    );
+  }
+  const w = s as WorkerSandboxSpec;
+  const narrowing =
+    w.allowRead !== undefined || w.allowWrite !== undefined || w.inherit !== undefined;
+  let out = sandbox;
+  if (w.restrict !== undefined || (w.readonly !== undefined && !narrowing)) {
+    const opts: { restrict?: string; readonly?: boolean } = {};
+    if (w.restrict !== undefined) opts.restrict = w.restrict;
+    if (w.readonly !== undefined) opts.readonly = w.readonly;
+    out = out.restrict(opts);
+  }
+  if (!narrowing) return out;
+  const derive: Parameters<Sandbox["derive"]>[0] = { inherit: w.inherit ?? false };
+  if (w.allowRead !== undefined) derive.allowRead = w.allowRead;
+  if (w.allowWrite !== undefined) derive.allowWrite = w.allowWrite;
+  if (w.readonly !== undefined) derive.readonly = w.readonly;
+  return out.derive(derive);
+}

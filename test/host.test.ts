@@ -1,0 +1,351 @@
+/**
+ * The host (Runtime II) with real worker threads running built JS: delegation
+ * narrowing at every hop, refusals, depth, faults, deadlines, abort, events,
+ * attachments, warm spares, and a clean close.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  AgentThreadError as BuiltAgentThreadError,
+  DelegationRefusedError as BuiltRefused,
+  createHost as createBuiltHost,
+  loadProgram,
+} from "../dist/src/index.js";
+import type { Host, HostEvent, HostOptions } from "../src/index.js";
+import { assertBuilt } from "./conformance/thread.js";
+import { makeTempDir, removeDir, writeTree } from "./helpers/tree.js";
+
+const createHost = createBuiltHost as unknown as (o: HostOptions) => Promise<Host>;
+const fx = (name: string) => fileURLToPath(new URL(`./fixtures/host/${name}`, import.meta.url));
+
+let base: string;
+let root: string;
+
+beforeAll(() => {
+  assertBuilt();
+  base = makeTempDir();
+  root = join(base, "project");
+  writeTree(root, {
+    src: { "a.ts": "a", lib: { "b.ts": "b" } },
+    docs: { "a.pdf": "%PDF-fake", "n.md": "n" },
+  });
+  writeTree(join(base, "ro"), { "r.txt": "r" });
+  writeFileSync(join(base, "outside.txt"), "SECRET");
+});
+afterAll(() => removeDir(base));
+
+function hostWith(
+  workers: HostOptions["workers"],
+  extra: Partial<HostOptions> = {},
+): Promise<Host> {
+  return createHost({
+    sandbox: { root: "project", mounts: ["ro:/ro:ro"] },
+    basePath: base,
+    workers,
+    ...extra,
+  });
+}
+
+async function failure(p: Promise<unknown>): Promise<Error & { code?: string; reason?: string }> {
+  try {
+    await p;
+  } catch (e) {
+    expect(JSON.stringify({ m: (e as Error).message })).not.toContain(base);
+    return e as Error;
+  }
+  throw new Error("expected a failure");
+}
+
+describe("run and delegation", () => {
+  it("narrows the sandbox at every hop: caller, callee config, call site", async () => {
+    const host = await hostWith({
+      main: { module: fx("chain.js"), delegates: ["analyzer"] },
+      analyzer: { module: fx("chain.js"), sandbox: { restrict: "/src" }, delegates: ["leaf"] },
+      leaf: { module: fx("chain.js"), sandbox: { readonly: true } },
+    });
+    const hops = await host.run("main", {
+      route: ["analyzer", "leaf"],
+      opts: [null, { sandbox: { allowRead: "/src/lib" } }],
+    });
+    expect(hops).toEqual([
+      { readable: ["/"], writable: ["/"] },
+      { readable: ["/src"], writable: ["/src"] },
+      { readable: ["/src/lib"], writable: [] },
+    ]);
+    const wide = await host.run("main", {
+      route: ["analyzer"],
+      opts: [{ sandbox: { allowWrite: "/src/lib" } }],
+    });
+    expect(wide).toEqual([
+      { readable: ["/"], writable: ["/"] },
+      { readable: ["/src/lib"], writable: ["/src/lib"] },
+    ]);
+    const refused = await failure(host.run("main", { route: ["analyzer", "analyzer"] }));
+    expect(refused.message).toMatchInlineSnapshot(
+      `"Worker 'main' failed: Worker 'analyzer' failed: Worker 'analyzer' may not delegate to 'analyzer'. It may call: leaf."`,
+    );
+    await host.close();
+  });
+
+  it("surfaces escalation, undeclared delegation and unknown workers in the caller, by class", async () => {
+    const host = await hostWith({
+      boss: { module: fx("delegator.js"), delegates: ["reader"] },
+      reader: { module: fx("echo.js"), sandbox: { restrict: "/docs", readonly: true } },
+      other: { module: fx("echo.js") },
+    });
+    const esc = (await host.run("boss", {
+      to: "reader",
+      opts: { sandbox: { allowWrite: "/docs" } },
+    })) as Record<string, unknown>;
+    expect(esc).toMatchObject({
+      ok: false,
+      code: "permission_escalation",
+      is: { escalation: true },
+    });
+    const undeclared = (await host.run("boss", { to: "other" })) as Record<string, unknown>;
+    expect(undeclared).toMatchObject({
+      ok: false,
+      code: "delegation_refused",
+      is: { refused: true },
+    });
+    expect(undeclared.message).toMatchInlineSnapshot(
+      `"Worker 'boss' may not delegate to 'other'. It may call: reader."`,
+    );
+    const ok = (await host.run("boss", { to: "reader", input: 1 })) as {
+      ok: boolean;
+      value: { readable: string[]; writable: string[] };
+    };
+    expect(ok.value).toMatchObject({ readable: ["/docs"], writable: [] });
+    const unknown = await failure(host.run("nobody"));
+    expect(unknown).toBeInstanceOf(BuiltRefused);
+    expect(unknown.message).toMatchInlineSnapshot(
+      `"No worker named 'nobody'. Workers: boss, reader, other."`,
+    );
+    await host.close();
+  });
+
+  it("refuses chains deeper than maxDepth with a clear error", async () => {
+    const host = await hostWith(
+      { chain: { module: fx("chain.js"), delegates: ["chain"] } },
+      { maxDepth: 3 },
+    );
+    expect(((await host.run("chain", { route: ["chain", "chain"] })) as unknown[]).length).toBe(3);
+    const e = await failure(host.run("chain", { route: ["chain", "chain", "chain", "chain"] }));
+    expect(e).toBeInstanceOf(BuiltAgentThreadError);
+    expect(e.message).toContain("maxDepth 3");
+    await host.close();
+  });
+
+  it("never deadlocks: depth 8 with maxAgents 2 and 2 warm spares", async () => {
+    const host = await hostWith(
+      { chain: { module: fx("chain.js"), delegates: ["chain"] } },
+      { maxDepth: 8, maxAgents: 2, warmThreads: 2 },
+    );
+    const hops = (await host.run("chain", { route: Array(7).fill("chain") })) as unknown[];
+    expect(hops).toHaveLength(8);
+    await host.close();
+  });
+
+  it("hands attachments read through the caller's sandbox to a callee that cannot read them", async () => {
+    const host = await hostWith({
+      boss: { module: fx("delegator.js"), delegates: ["blind"] },
+      blind: { module: fx("echo.js"), sandbox: { allowRead: [] } },
+    });
+    const r = (await host.run("boss", { to: "blind", opts: { attachments: ["/docs/a.pdf"] } })) as {
+      value: { readable: string[]; attachments: unknown[] };
+    };
+    expect(r.value.readable).toEqual([]);
+    expect(r.value.attachments).toEqual([
+      { path: "/docs/a.pdf", mediaType: "application/pdf", text: "%PDF-fake" },
+    ]);
+    const denied = (await host.run("boss", {
+      to: "blind",
+      opts: { attachments: ["/../outside.txt"] },
+    })) as Record<string, unknown>;
+    expect(denied).toMatchObject({
+      ok: false,
+      code: "path_not_in_sandbox",
+      is: { notInSandbox: true },
+    });
+    await host.close();
+  });
+
+  it("gives no file access when no sandbox is configured", async () => {
+    const host = await createHost({ workers: { w: { module: fx("echo.js") } } });
+    expect(await host.run("w", 1)).toMatchObject({ readable: [], writable: [] });
+    await host.close();
+  });
+
+  it("refuses an LLM worker without a model adapter, clearly", async () => {
+    const host = await hostWith({ llm: { instructions: "Summarize." } });
+    const e = await failure(host.run("llm"));
+    expect(e.reason).toBe("not_runnable");
+    await host.close();
+  });
+
+  it("uses a fresh thread per agent, and each warm spare once", async () => {
+    for (const warmThreads of [0, 2]) {
+      const host = await hostWith({ w: { module: fx("echo.js") } }, { warmThreads });
+      const ids = new Set<number>();
+      for (let i = 0; i < 4; i++)
+        ids.add(((await host.run("w", i)) as { threadId: number }).threadId);
+      expect(ids.size).toBe(4);
+      await host.close();
+    }
+  });
+});
+
+describe("loadProgram", () => {
+  it("createHost(await loadProgram(dir)) runs a program: reading, delegating, being refused", async () => {
+    const dir = join(base, "program");
+    writeTree(dir, {
+      project: { src: { "a.ts": "a" }, docs: { "n.md": "n" } },
+      "program.yaml": [
+        "name: demo",
+        "sandbox:",
+        '  root: "project"',
+        "workers:",
+        `  main: { module: ${JSON.stringify(fx("delegator.js"))}, delegates: [reader] }`,
+        "",
+      ].join("\n"),
+      workers: {
+        "reader.worker": `---\nmodule: ${JSON.stringify(fx("echo.js"))}\nsandbox:\n  restrict: /src\n  readonly: true\n---\nReads sources.\n`,
+      },
+    });
+    const host = await createHost((await loadProgram(dir)) as HostOptions);
+    const ok = await host.run("main", { to: "reader", input: "hi" });
+    expect(ok).toMatchObject({
+      ok: true,
+      value: { input: "hi", readable: ["/src"], writable: [] },
+    });
+    const refused = await host.run("main", {
+      to: "reader",
+      opts: { sandbox: { allowWrite: "/src" } },
+    });
+    expect(refused).toMatchObject({ ok: false, code: "permission_escalation" });
+    await host.close();
+  });
+});
+
+describe("faults", () => {
+  it("terminates only the failing thread; the host goes on after each fault", async () => {
+    const host = await hostWith({
+      f: { module: fx("fault.js"), timeoutMs: 400 },
+      small: { module: fx("fault.js"), maxOldGenerationSizeMb: 16 },
+    });
+    const cases: [string, string, string][] = [
+      ["f", "throw", "threw"],
+      ["f", "loop", "timeout"],
+      ["small", "oom", "out_of_memory"],
+      ["f", "exit", "exited"],
+      ["f", "oversize", "oversize"],
+    ];
+    for (const [worker, kind, reason] of cases) {
+      const e = await failure(host.run(worker, { kind }));
+      expect(e, kind).toBeInstanceOf(BuiltAgentThreadError);
+      expect(e.reason, kind).toBe(reason);
+      expect(await host.run("f", { kind: "ok" })).toBe("ok");
+    }
+    await host.close();
+  }, 60_000);
+
+  it("one deadline covers the whole subtree, and a signal aborts it", async () => {
+    const host = await hostWith({
+      boss: { module: fx("delegator.js"), delegates: ["f"] },
+      f: { module: fx("fault.js") },
+    });
+    const events: HostEvent[] = [];
+    const iter = (async () => {
+      for await (const e of host.events) events.push(e);
+    })();
+    const timed = (await host
+      .run("boss", { to: "f", input: { kind: "loop" } }, { timeoutMs: 500 })
+      .catch((e) => e)) as Error & {
+      reason?: string;
+    };
+    expect(timed.reason).toBe("timeout");
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    const aborted = (await host
+      .run("boss", { to: "f", input: { kind: "sleep", ms: 60_000 } }, { signal: controller.signal })
+      .catch((e) => e)) as Error & { reason?: string };
+    expect(aborted.reason).toBe("aborted");
+    await host.close();
+    await iter;
+    const failed = events
+      .filter((e) => e.type === "agent_failed")
+      .map((e) => (e as { worker: string }).worker);
+    expect(failed.sort()).toEqual(["boss", "boss", "f", "f"]);
+  });
+});
+
+describe("limits, events and close", () => {
+  it("runs 32 agents at once without interference and refuses the 33rd", async () => {
+    const host = await hostWith({ f: { module: fx("fault.js") } }, { maxAgents: 32 });
+    const writes = Array.from({ length: 32 }, (_, i) =>
+      host.run("f", { kind: "write", path: `/out/${i}.txt`, text: `agent ${i}` }),
+    );
+    expect(await Promise.all(writes)).toEqual(Array.from({ length: 32 }, (_, i) => `agent ${i}`));
+    const sleepers = Array.from({ length: 32 }, () => host.run("f", { kind: "sleep", ms: 1500 }));
+    const extra = await failure(host.run("f", { kind: "ok" }));
+    expect(extra).toBeInstanceOf(BuiltRefused);
+    expect(extra.message).toMatchInlineSnapshot(
+      `"Cannot start 'f': 32 agents are already running (maxAgents). Wait for one to finish, or raise maxAgents."`,
+    );
+    expect(await Promise.all(sleepers)).toHaveLength(32);
+    await host.close();
+  }, 60_000);
+
+  it("reports agent and operation events with virtual paths only", async () => {
+    const seen: HostEvent[] = [];
+    const host = await hostWith(
+      { f: { module: fx("fault.js") } },
+      { onEvent: (e) => seen.push(e) },
+    );
+    expect(await host.run("f", { kind: "deny" })).toBe("denied twice");
+    await host.close();
+    expect(seen.map((e) => e.type)).toEqual([
+      "agent_started",
+      "operation",
+      "denial",
+      "operation",
+      "denial",
+      "agent_finished",
+    ]);
+    expect(
+      seen
+        .filter((e) => e.type === "denial")
+        .map((e) => [(e as { code: string }).code, (e as { path?: string }).path]),
+    ).toEqual([
+      ["path_not_in_sandbox", "/../outside.txt"],
+      ["path_not_writable", "/ro/x.txt"],
+    ]);
+    expect(JSON.stringify(seen)).not.toContain(base);
+  });
+
+  it("close() leaves no handles behind", async () => {
+    const before = process.getActiveResourcesInfo().filter((r) => r !== "Timeout").length;
+    const host = await hostWith({ f: { module: fx("fault.js") } }, { warmThreads: 2 });
+    const pending = host.run("f", { kind: "sleep", ms: 60_000 }).catch(() => "stopped");
+    await new Promise((r) => setTimeout(r, 200));
+    await host.close();
+    expect(await pending).toBe("stopped");
+    await new Promise((r) => setTimeout(r, 50));
+    const after = process.getActiveResourcesInfo().filter((r) => r !== "Timeout").length;
+    expect(after).toBeLessThanOrEqual(before);
+  });
+
+  it("validates its options at the edge", async () => {
+    await expect(
+      createHost({ workers: { a: { module: "missing.js" } }, basePath: base }),
+    ).rejects.toThrow(/no module at 'missing.js'/);
+    await expect(hostWith({ a: { module: fx("echo.js"), delegates: ["ghost"] } })).rejects.toThrow(
+      /no worker named 'ghost'/,
+    );
+    await expect(hostWith({ a: { module: fx("echo.js") } }, { maxDepth: 0 })).rejects.toThrow(
+      /maxDepth/,
+    );
+  });
+});
