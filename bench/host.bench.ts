@@ -74,6 +74,25 @@ export default async function benchHost(): Promise<BenchRow[]> {
       );
       await host.close();
     }
+    // Agents think between calls: with a spare ready, one delegation's latency.
+    {
+      const host = await createHost({
+        sandbox: { root: "root" },
+        basePath: base,
+        workers,
+        warmThreads: 1,
+      });
+      rows.push(
+        await compare(
+          "one delegation's latency, spare ready (run noop)",
+          () => host.run("noop", 1),
+          "one bare new Worker start to first message",
+          startBare,
+          { time: 3000, beforeEach: () => new Promise((r) => setTimeout(r, 150)), goal: "≥ 0.77×" },
+        ),
+      );
+      await host.close();
+    }
     const idle = 8;
     const host = await createHost({ sandbox: { root: "root" }, basePath: base, workers });
     const agentMb = await rssPerThread(async () => {

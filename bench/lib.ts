@@ -53,10 +53,12 @@ export async function compare(
   subject: () => unknown,
   baselineName: string,
   baseline: () => unknown,
-  opts: { time?: number; goal?: string } = {},
+  opts: { time?: number; goal?: string; beforeEach?: () => Promise<void> } = {},
 ): Promise<BenchRow> {
   const bench = new Bench({ time: opts.time ?? 500, warmupTime: 100 });
-  bench.add(name, awaitable(subject)).add(baselineName, awaitable(baseline));
+  // Time spent in beforeEach (e.g. letting a spare thread get ready) is not measured.
+  const fnOpts = opts.beforeEach ? { beforeEach: opts.beforeEach } : {};
+  bench.add(name, awaitable(subject), fnOpts).add(baselineName, awaitable(baseline), fnOpts);
   await bench.run();
   const [a, b] = bench.tasks;
   const hz = a?.result?.throughput.mean ?? 0;

@@ -108,6 +108,13 @@ export function openVerified(
     const real = realPathOfFd(fd, r.real, stats);
     if (real === undefined) throw policy.linkError(r.virtual, access, undefined);
     const realVirtual = policy.checkReal(real, r.virtual, access, checkSuffix && stats.isFile());
+    // The directory exemption from the suffix rule was decided before the
+    // open; what was opened may be a file swapped in since.
+    if (checkSuffix && stats.isFile()) {
+      const m = policy.table.lookup(r.virtual);
+      if (m && !policy.table.suffixAllowed(m, r.virtual))
+        throw policy.denialError("suffix", r.virtual, access);
+    }
     return { fd, stats, real, realVirtual };
   } catch (err) {
     closeSync(fd);

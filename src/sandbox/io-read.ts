@@ -118,13 +118,10 @@ export async function stat(
   path: string,
 ): Promise<{ type: "file" | "directory"; size: number; mtimeMs: number }> {
   const r = policy.resolve(path, "read", false);
-  const { fd, stats } = openVerified(policy, r, "read", false);
+  // Suffix rule for files only: checked on what was opened.
+  const { fd, stats } = openVerified(policy, r, "read", true);
   closeSync(fd);
-  if (stats.isFile()) {
-    // A file must also pass the suffix rule; directories are exempt.
-    policy.resolve(path, "read", true);
-    return { type: "file", size: stats.size, mtimeMs: stats.mtimeMs };
-  }
+  if (stats.isFile()) return { type: "file", size: stats.size, mtimeMs: stats.mtimeMs };
   if (stats.isDirectory()) return { type: "directory", size: stats.size, mtimeMs: stats.mtimeMs };
   throw ioError("stat", r.virtual, "it is not a regular file or directory");
 }

@@ -29,42 +29,54 @@ import type { Policy } from "./policy.js";
 
 /**
  * Makes sure the real directory `realDir` exists, creating missing levels
- * one at a time; each created (or found) level must be a real directory that
- * maps back to a writable location. `asked` names the virtual path in errors.
+ * one at a time. The deepest existing level is realpath'd once; each created
+ * level must map back to a writable location and be a real directory (not a
+ * link raced in) before the next is made under it. `asked` names the virtual
+ * path in errors.
  */
 export function ensureRealDir(policy: Policy, realDir: string, asked: string): void {
-  let st: ReturnType<typeof lstatSync>;
-  try {
-    st = lstatSync(realDir, { throwIfNoEntry: false });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOTDIR")
-      throw ioError("mkdir", asked, "a file is in the way of a directory");
-    throw err;
-  }
-  if (st?.isDirectory()) return;
-  if (st) {
-    // A link where a directory should be: allowed only if it leads to a
-    // permitted directory (the policy decides where it really lands).
-    if (st.isSymbolicLink()) {
-      const real = realpathSync.native(realDir);
-      policy.checkReal(real, asked, "write", false);
-      if (statSync(real).isDirectory()) return;
+  const missing: string[] = [];
+  let cur = realDir;
+  for (;;) {
+    let st: ReturnType<typeof lstatSync>;
+    try {
+      st = lstatSync(cur, { throwIfNoEntry: false });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOTDIR") throw inTheWay(asked);
+      throw err;
     }
-    throw ioError("mkdir", asked, "a file is in the way of a directory");
+    if (st?.isDirectory()) break;
+    if (st?.isSymbolicLink()) {
+      // A link where a directory should be: allowed only if it leads to a
+      // permitted directory (the policy decides where it really lands).
+      const real = realpathSync.native(cur);
+      policy.checkReal(real, asked, "write", false);
+      if (!statSync(real).isDirectory()) throw inTheWay(asked);
+      break;
+    }
+    if (st) throw inTheWay(asked);
+    const parent = dirname(cur);
+    if (parent === cur) throw ioError("mkdir", asked, "the top directory is missing");
+    missing.push(basename(cur));
+    cur = parent;
   }
-  const parent = dirname(realDir);
-  if (parent === realDir) throw ioError("mkdir", asked, "the top directory is missing");
-  ensureRealDir(policy, parent, asked);
-  // The parent is verified; now this level. It must map to a writable place.
-  policy.checkReal(realDir, asked, "write", false);
-  try {
-    mkdirSync(realDir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  if (missing.length === 0) return;
+  let real = realpathSync.native(cur);
+  for (const name of missing.reverse()) {
+    const next = join(real, name);
+    policy.checkReal(next, asked, "write", false);
+    try {
+      mkdirSync(next);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    if (!lstatSync(next).isDirectory()) throw policy.linkError(asked, "write", undefined);
+    real = next;
   }
-  const made = lstatSync(realDir);
-  if (!made.isDirectory()) throw policy.linkError(asked, "write", undefined);
-  policy.checkReal(realpathSync.native(realDir), asked, "write", false);
+}
+
+function inTheWay(asked: string) {
+  return ioError("mkdir", asked, "a file is in the way of a directory");
 }
 
 /**
@@ -74,7 +86,8 @@ export function ensureRealDir(policy: Policy, realDir: string, asked: string): v
 function writeAtomic(policy: Policy, v: string, realTarget: string, bytes: Uint8Array): void {
   const dir = dirname(realTarget);
   const base = basename(realTarget);
-  const tmp = join(dir, `.${base.slice(0, 100)}.${randomBytes(6).toString("hex")}.mountbox-tmp`);
+  // Short and fixed-length, so a 255-byte target name still fits.
+  const tmp = join(dir, `.mountbox-${randomBytes(8).toString("hex")}.tmp`);
   let fd: number | undefined;
   let created = false;
   try {

@@ -1,4 +1,5 @@
 /** The sandbox's I/O operations, one module per concern. */
+export { listFiles } from "./io-list.js";
 export { exists, readBytes, readText, stat } from "./io-read.js";
-export { listFiles, move, remove } from "./io-tree.js";
+export { move, remove } from "./io-tree.js";
 export { editFile, mkdir, writeFile } from "./io-write.js";

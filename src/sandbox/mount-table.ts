@@ -16,7 +16,7 @@ import { baseName, isWithin } from "./virtual-path.js";
 export interface Mount extends ParsedMount {
   /** Real host path of the source. */
   readonly source: string;
-  /** True if another mount's source lies strictly inside this one's. */
+  /** True if another mount's source is this one's or lies inside it (map-back may differ). */
   readonly hasNestedSource: boolean;
 }
 
@@ -83,9 +83,7 @@ export class MountTable {
 
     const mounts: Mount[] = real.map((m) => ({
       ...m,
-      hasNestedSource: real.some(
-        (o) => o !== m && o.source !== m.source && isWithin(o.source, m.source),
-      ),
+      hasNestedSource: real.some((o) => o !== m && isWithin(o.source, m.source)),
     }));
     this.mounts = [...mounts].sort((a, b) => b.target.length - a.target.length);
     this.bySource = [...mounts].sort(

@@ -104,9 +104,12 @@ export class Policy {
       path,
       this.table.names ? { names: this.table.names } : undefined,
     );
-    // A pasted host path is caught before `..` could carry it out of its root.
-    const raw = v === path || typeof path !== "string" ? v : path.replaceAll("\\", "/");
-    const pasted = raw === null ? undefined : this.table.virtualForHostPath(raw);
+    // A pasted host path is caught in its normalized form, and in its raw form
+    // too, before `..` could carry it out of its root.
+    let pasted = v === null ? undefined : this.table.virtualForHostPath(v);
+    if (pasted === undefined && v !== path && typeof path === "string") {
+      pasted = this.table.virtualForHostPath(path.replaceAll("\\", "/").replace(/\/{2,}/g, "/"));
+    }
     if (pasted !== undefined) {
       const equivalent = normalizeVirtualPath(pasted);
       if (equivalent === null) {
@@ -222,6 +225,9 @@ export class Policy {
 
   /** Error for a link (or a real location) that leads somewhere refused. */
   linkError(asked: string, access: Access, leadsTo: string | undefined): SandboxError {
+    // Name the link's target only where the caller may look; elsewhere it
+    // would reveal names outside its areas.
+    if (leadsTo !== undefined && !setCovers(this.read, leadsTo)) leadsTo = undefined;
     if (leadsTo === undefined) {
       return notInSandbox(
         asked,
