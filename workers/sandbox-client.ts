@@ -7,28 +7,9 @@
 import type { MessagePort } from "node:worker_threads";
 import { SandboxError } from "../src/errors.js";
 import type { PortReply } from "../src/runtime/protocol.js";
+import type { FileEdit, FileStat, SandboxDescription } from "../src/sandbox/types.js";
 
-/** One exact-text replacement for {@link WorkerSandbox.editFile}. */
-export interface FileEdit {
-  oldText: string;
-  newText: string;
-}
-
-/** Result of {@link WorkerSandbox.stat}. */
-export interface FileStat {
-  type: "file" | "directory";
-  size: number;
-  mtimeMs: number;
-}
-
-/** What the sandbox permits, in virtual paths only. */
-export interface SandboxDescription {
-  readable: string[];
-  writable: string[];
-  mounts: { target: string; readonly: boolean }[];
-  suffixes?: string[];
-  maxFileBytes?: number;
-}
+export type { FileEdit, FileStat, SandboxDescription };
 
 /**
  * The sandbox as a worker sees it: virtual paths only, every call a round

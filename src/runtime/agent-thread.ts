@@ -21,6 +21,7 @@ import { type AgentFailure, AgentThreadError, SandboxError } from "../errors.js"
 export { type AgentFailure, AgentThreadError };
 
 import type { Sandbox } from "../sandbox/sandbox.js";
+import { measureMessage } from "./message-size.js";
 import {
   checkReadGrants,
   computeExecArgv,
@@ -273,7 +274,8 @@ function readThreadMessage(msg: unknown): ReadMessage | "oversize" | null {
     return { kind: "log", level, message };
   }
   if (m.kind === "result") {
-    if (roughSize(m.value, DEFAULT_MAX_RESULT_BYTES) > DEFAULT_MAX_RESULT_BYTES) return "oversize";
+    if (measureMessage(m.value, DEFAULT_MAX_RESULT_BYTES, 1_000_000) > DEFAULT_MAX_RESULT_BYTES)
+      return "oversize";
     return { kind: "result", value: m.value };
   }
   if (m.kind === "error") {
@@ -290,31 +292,4 @@ function readThreadMessage(msg: unknown): ReadMessage | "oversize" | null {
     return { kind: "error", error: { name, message }, cause };
   }
   return null;
-}
-
-/** A lower bound of a value's size, stopping once over `limit`. */
-function roughSize(value: unknown, limit: number): number {
-  let bytes = 0;
-  let nodes = 0;
-  const seen = new Set<object>();
-  const stack: unknown[] = [value];
-  while (stack.length > 0 && bytes <= limit) {
-    const v = stack.pop();
-    if (++nodes > 1_000_000) return limit + 1;
-    if (typeof v === "string") bytes += v.length * 2;
-    else if (typeof v !== "object" || v === null) bytes += 8;
-    else if (!seen.has(v)) {
-      seen.add(v);
-      if (ArrayBuffer.isView(v)) bytes += v.buffer.byteLength;
-      else if (v instanceof ArrayBuffer || v instanceof SharedArrayBuffer) bytes += v.byteLength;
-      else if (v instanceof Map) for (const [k, x] of v) stack.push(k, x);
-      else if (v instanceof Set) for (const x of v) stack.push(x);
-      else
-        for (const k of Object.keys(v)) {
-          bytes += 16 + k.length * 2;
-          stack.push((v as Record<string, unknown>)[k]);
-        }
-    }
-  }
-  return bytes;
 }

@@ -9,9 +9,10 @@
  * unknown operations. Comlink messages (`{ type: "GET" | "APPLY" | … }`) have
  * no `op` and are refused like any other malformed request.
  */
-import { MessagePort } from "node:worker_threads";
+import type { MessagePort } from "node:worker_threads";
 import { ioError, SandboxError } from "../errors.js";
 import type { FileEdit, Sandbox } from "../sandbox/sandbox.js";
+import { measureMessage } from "./message-size.js";
 import { DELEGATE_OP, INVALID_REQUEST, type PortReply, type WireError } from "./protocol.js";
 
 /** Default cap on one message's payload (strings count 2 bytes per code unit). */
@@ -22,8 +23,6 @@ export const DEFAULT_MAX_IN_FLIGHT = 256;
 const MAX_PATH_CHARS = 16 * 1024;
 /** Most edits accepted in one `editFile` call. */
 const MAX_EDITS = 10_000;
-/** Node visits the size walker makes before a message counts as oversized. */
-const MAX_WALK_NODES = 100_000;
 
 /** Why the server gave up on a worker (the owner should terminate it). */
 export interface PortViolation {
@@ -134,7 +133,7 @@ export function serveSandbox(
     const req = readRequest(data);
     if (typeof req === "string") {
       // Malformed: measure the whole thing (rare path), closing any port in it.
-      const size = measure(data, maxBytes);
+      const size = measureMessage(data, maxBytes);
       if (size > maxBytes) {
         violate(size);
         return;
@@ -150,7 +149,7 @@ export function serveSandbox(
     const { id, op, args } = req;
     const handler = op === DELEGATE_OP && opts.onDelegate ? delegateHandler(opts) : HANDLERS[op];
     if (handler === undefined) {
-      const size = measure(args, maxBytes);
+      const size = measureMessage(args, maxBytes);
       if (size > maxBytes) {
         violate(size);
         return;
@@ -160,7 +159,7 @@ export function serveSandbox(
     }
     const checked = handler.check(args);
     if (typeof checked === "string") {
-      const size = measure(args, maxBytes);
+      const size = measureMessage(args, maxBytes);
       if (size > maxBytes) {
         violate(size);
         return;
@@ -458,7 +457,10 @@ function delegateHandler(opts: PortServerOptions): Handler {
       if (typeof worker !== "string" || worker.length > 256) return "worker must be a name";
       if (options !== undefined && !isPlainObject(options)) return "options must be an object";
       // Validated in full by the delegate handler (Runtime II); sized here.
-      return { args, bytes: measure(input, Number.MAX_SAFE_INTEGER) + measure(options, 1 << 20) };
+      return {
+        args,
+        bytes: measureMessage(input, Number.MAX_SAFE_INTEGER) + measureMessage(options, 1 << 20),
+      };
     },
     run: (_sb, a) =>
       opts.onDelegate?.(s(a[0]), a[1], (a[2] as Record<string, unknown> | undefined) ?? {}),
@@ -486,44 +488,4 @@ function toWireError(
   opts.onInternalError?.(err, op);
   const path = typeof args[0] === "string" && op !== DELEGATE_OP ? args[0] : undefined;
   return ioError(op, path, "unexpected error").toJSON();
-}
-
-/**
- * A lower bound of the structured-clone size of `value`, stopping early once
- * over `limit`. Closes any `MessagePort` found: a port smuggled into the host
- * must not keep a channel open.
- */
-function measure(value: unknown, limit: number): number {
-  let bytes = 0;
-  let nodes = 0;
-  const seen = new Set<object>();
-  const stack: unknown[] = [value];
-  while (stack.length > 0 && bytes <= limit) {
-    const v = stack.pop();
-    if (++nodes > MAX_WALK_NODES) return limit + 1;
-    if (typeof v === "string") {
-      bytes += v.length * 2;
-      continue;
-    }
-    if (typeof v !== "object" || v === null) {
-      bytes += 8;
-      continue;
-    }
-    if (seen.has(v)) continue;
-    seen.add(v);
-    if (ArrayBuffer.isView(v)) bytes += v.buffer.byteLength;
-    else if (v instanceof ArrayBuffer || v instanceof SharedArrayBuffer) bytes += v.byteLength;
-    else if (v instanceof MessagePort) v.close();
-    else if (v instanceof Map) {
-      for (const [k, x] of v) stack.push(k, x);
-    } else if (v instanceof Set) {
-      for (const x of v) stack.push(x);
-    } else {
-      for (const k of Object.keys(v)) {
-        bytes += 16 + k.length * 2;
-        stack.push((v as Record<string, unknown>)[k]);
-      }
-    }
-  }
-  return bytes;
 }

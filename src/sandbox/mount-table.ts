@@ -97,7 +97,10 @@ export class MountTable {
       config.form === "root"
         ? config.maxFileBytes
         : uniformOrUndefined(mounts.map((m) => m.maxFileBytes));
-    this.#protectedNames = config.protected.filter((p) => !p.startsWith("/"));
+    // Lower-cased: on a case-insensitive file system `.GIT` is the same folder.
+    this.#protectedNames = config.protected
+      .filter((p) => !p.startsWith("/"))
+      .map((p) => p.toLowerCase());
     this.#protectedPaths = config.protected.filter((p) => p.startsWith("/"));
     this.#hints = hints.sort((a, b) => b.host.length - a.host.length);
   }
@@ -133,12 +136,14 @@ export class MountTable {
   /** True if writes to `v` are refused by the `protected` list. */
   isProtected(v: string): boolean {
     for (const p of this.#protectedPaths) if (isWithin(v, p)) return true;
+    if (this.#protectedNames.length === 0) return false;
+    const lower = v.toLowerCase();
     for (const name of this.#protectedNames) {
-      let i = v.indexOf(`/${name}`);
+      let i = lower.indexOf(`/${name}`);
       while (i >= 0) {
         const end = i + 1 + name.length;
-        if (end === v.length || v.charCodeAt(end) === 47) return true;
-        i = v.indexOf(`/${name}`, i + 1);
+        if (end === lower.length || lower.charCodeAt(end) === 47) return true;
+        i = lower.indexOf(`/${name}`, i + 1);
       }
     }
     return false;
@@ -147,7 +152,8 @@ export class MountTable {
   /** The protected entry that `v` falls under, for messages. */
   protectedEntryFor(v: string): string {
     for (const p of this.#protectedPaths) if (isWithin(v, p)) return p;
-    return this.#protectedNames.find((n) => v.split("/").includes(n)) ?? "";
+    const segments = v.toLowerCase().split("/");
+    return this.#protectedNames.find((n) => segments.includes(n)) ?? "";
   }
 
   /** True if the mount's suffix allowlist admits the file name. */

@@ -14,31 +14,9 @@ import {
 import * as io from "./io.js";
 import { MountTable } from "./mount-table.js";
 import { type Access, Policy } from "./policy.js";
+import type { FileEdit, FileStat, SandboxDescription } from "./types.js";
 
-/** What a sandbox permits, in virtual paths only. */
-export interface SandboxDescription {
-  /** Readable virtual areas, e.g. `["/src", "/cache"]`. */
-  readable: string[];
-  /** Writable virtual areas. */
-  writable: string[];
-  /** Visible mounts (the root is `/`); never a source path. */
-  mounts: { target: string; readonly: boolean }[];
-  suffixes?: string[];
-  maxFileBytes?: number;
-}
-
-/** One exact-text replacement for {@link Sandbox.editFile}. */
-export interface FileEdit {
-  oldText: string;
-  newText: string;
-}
-
-/** Result of {@link Sandbox.stat}. */
-export interface FileStat {
-  type: "file" | "directory";
-  size: number;
-  mtimeMs: number;
-}
+export type { FileEdit, FileStat, SandboxDescription };
 
 const policies = new WeakMap<Sandbox, Policy>();
 

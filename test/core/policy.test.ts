@@ -238,6 +238,9 @@ describe("protected folders", () => {
     expect(sb.canWrite("/src/.git/hooks/pre-commit")).toBe(false);
     expect(sb.canWrite("/src/.github/x")).toBe(true);
     expect(sb.canWrite("/src/x.git")).toBe(true);
+    // Case-insensitive file systems see .GIT as the same folder.
+    expect(sb.canWrite("/.GIT/config")).toBe(false);
+    expect(sb.canWrite("/src/.Git/hooks/x")).toBe(false);
     expect(
       messageOf(() => sb.resolve("/src/.git/hooks/pre-commit", "write")),
     ).toMatchInlineSnapshot(`

@@ -24,6 +24,7 @@ import {
   SandboxError,
 } from "../../src/index.js";
 import { setRaceHookForTests } from "../../src/sandbox/fd-check.js";
+import { expectRejection } from "../helpers/expect-error.js";
 import { makeTempDir, removeDir, snapshotTree, writeTree } from "../helpers/tree.js";
 
 let base: string;
@@ -66,16 +67,7 @@ afterEach(() => {
   removeDir(base);
 });
 
-async function refused(p: Promise<unknown>): Promise<SandboxError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(SandboxError);
-    expect((err as Error).message).not.toContain(base);
-    return err as SandboxError;
-  }
-  throw new Error("expected the operation to be refused");
-}
+const refused = (p: Promise<unknown>) => expectRejection(p, base);
 
 describe("escapes through links", () => {
   it("writing through a directory link to outside is refused", async () => {

@@ -11,25 +11,16 @@ import {
   PathNotInSandboxError,
   PathNotWritableError,
   type Sandbox,
-  SandboxError,
   SuffixNotAllowedError,
 } from "../../src/index.js";
+import { expectRejection } from "../helpers/expect-error.js";
 import { makeTempDir, removeDir, snapshotTree, writeTree } from "../helpers/tree.js";
 
 let base: string;
 let root: string;
 let sb: Sandbox;
 
-async function errorOf(p: Promise<unknown>): Promise<SandboxError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(SandboxError);
-    expect((err as Error).message).not.toContain(base);
-    return err as SandboxError;
-  }
-  throw new Error("expected a rejection");
-}
+const errorOf = (p: Promise<unknown>) => expectRejection(p, base);
 
 beforeEach(() => {
   base = makeTempDir();

@@ -24,6 +24,7 @@ import {
   SuffixNotAllowedError,
 } from "../../src/index.js";
 import { setRaceHookForTests } from "../../src/sandbox/fd-check.js";
+import { expectRejection } from "../helpers/expect-error.js";
 import { makeTempDir, removeDir, snapshotTree, writeTree } from "../helpers/tree.js";
 
 let root: string;
@@ -35,16 +36,7 @@ afterEach(() => {
   removeDir(root);
 });
 
-async function rejection(p: Promise<unknown>): Promise<SandboxError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(SandboxError);
-    expect((e as Error).message).not.toContain(root);
-    return e as SandboxError;
-  }
-  throw new Error("expected a rejection");
-}
+const rejection = (p: Promise<unknown>) => expectRejection(p, root);
 
 describe("a folder holding a read-only mount's source", () => {
   const ro = () => ({ source: join(root, "parent/rosrc"), target: "/ro", readonly: true });

@@ -1,0 +1,47 @@
+/**
+ * Sizing what a thread sent, before trusting it. A thread's
+ * `resourceLimits` do not cover ArrayBuffers, so oversized messages are
+ * caught by measuring what arrived.
+ */
+import { MessagePort } from "node:worker_threads";
+
+/**
+ * A lower bound of the structured-clone size of `value`, stopping early once
+ * over `limit` (or after `maxNodes` values: a huge graph counts as oversized).
+ * Closes any `MessagePort` found: a port smuggled into the host must not keep
+ * a channel open.
+ */
+export function measureMessage(value: unknown, limit: number, maxNodes = 100_000): number {
+  let bytes = 0;
+  let nodes = 0;
+  const seen = new Set<object>();
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && bytes <= limit) {
+    const v = stack.pop();
+    if (++nodes > maxNodes) return limit + 1;
+    if (typeof v === "string") {
+      bytes += v.length * 2;
+      continue;
+    }
+    if (typeof v !== "object" || v === null) {
+      bytes += 8;
+      continue;
+    }
+    if (seen.has(v)) continue;
+    seen.add(v);
+    if (ArrayBuffer.isView(v)) bytes += v.buffer.byteLength;
+    else if (v instanceof ArrayBuffer || v instanceof SharedArrayBuffer) bytes += v.byteLength;
+    else if (v instanceof MessagePort) v.close();
+    else if (v instanceof Map) {
+      for (const [k, x] of v) stack.push(k, x);
+    } else if (v instanceof Set) {
+      for (const x of v) stack.push(x);
+    } else {
+      for (const k of Object.keys(v)) {
+        bytes += 16 + k.length * 2;
+        stack.push((v as Record<string, unknown>)[k]);
+      }
+    }
+  }
+  return bytes;
+}
