@@ -9,7 +9,14 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createSandbox, runCommand, SandboxError } from "../src/index.js";
+import { fileURLToPath } from "node:url";
+import {
+  createHost,
+  createSandbox,
+  type HostEvent,
+  runCommand,
+  SandboxError,
+} from "../src/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "mountbox-demo-"));
 const say = (text: string) => console.log(text);
@@ -79,6 +86,32 @@ try {
     if (!(err instanceof SandboxError)) throw err;
     say(`(skipped: ${err.message.split("\n")[0]})`);
   }
+  section("Agents in their own threads: a worker reads, is refused, delegates");
+  const workerModule = (name: string) =>
+    fileURLToPath(new URL(`./workers/${name}.js`, import.meta.url));
+  const events: HostEvent[] = [];
+  const host = await createHost({
+    sandbox: { root: "project", mounts: ["cache:/cache:ro"] },
+    basePath: dir,
+    workers: {
+      main: { module: workerModule("main"), delegates: ["reviewer"] },
+      reviewer: { module: workerModule("reviewer"), sandbox: { restrict: "/src", readonly: true } },
+    },
+    onEvent: (e) => events.push(e),
+  });
+  try {
+    say(JSON.stringify(await host.run("main", {}), null, 2));
+  } finally {
+    await host.close();
+  }
+  say("events:");
+  for (const e of events) {
+    if (e.type === "operation") continue;
+    const who = "worker" in e ? ` ${e.worker}` : "";
+    const where = "path" in e && e.path ? ` ${e.path}` : "";
+    say(`  ${e.type}${who}${where}${"code" in e ? ` (${e.code})` : ""}`);
+  }
+
   say("\nDone. Everything above ran for real in a temp directory, now removed.");
 } finally {
   rmSync(dir, { recursive: true, force: true });
