@@ -41,8 +41,12 @@ export const DEFAULT_RESOURCE_LIMITS: ResourceLimits = {
 export const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 /** Most log lines kept from one thread (later ones are counted, not kept). */
 const MAX_LOG_LINES = 10_000;
-/** Cap on a thread's messages on its parent port (result, logs). */
+/** Cap on any one message a thread posts on its parent port. */
 const DEFAULT_MAX_RESULT_BYTES = 64 * 1024 * 1024;
+/** Cap on one log message (longer lines are abuse, not logging). */
+const MAX_LOG_MESSAGE_BYTES = 1024 * 1024;
+/** Longest delay setTimeout honours (≈ 24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** One `ctx.log` line. */
 export interface AgentLogEntry {
@@ -189,6 +193,8 @@ export async function runAgentThread(opts: AgentThreadOptions): Promise<AgentThr
     } catch (err) {
       server.close();
       threadPort.close();
+      // A spare was taken out of its pool for this agent: it must not outlive it.
+      void opts.spare?.terminate();
       reject(err);
       return;
     }
@@ -235,10 +241,13 @@ export async function runAgentThread(opts: AgentThreadOptions): Promise<AgentThr
     };
     opts.signal?.addEventListener("abort", onAbort, { once: true });
     if (opts.timeoutMs !== undefined)
-      timer = setTimeout(() => {
-        worker.postMessage({ kind: "abort", reason: "timeout" });
-        fail("timeout", `The agent did not finish within ${opts.timeoutMs} ms and was stopped.`);
-      }, opts.timeoutMs);
+      timer = setTimeout(
+        () => {
+          worker.postMessage({ kind: "abort", reason: "timeout" });
+          fail("timeout", `The agent did not finish within ${opts.timeoutMs} ms and was stopped.`);
+        },
+        Math.min(opts.timeoutMs, MAX_TIMER_MS),
+      ); // setTimeout fires at once past 2^31-1 ms
   });
 }
 
@@ -265,17 +274,28 @@ type ReadMessage =
  * mountbox class (as `cause`) only through `SandboxError.fromJSON`.
  */
 function readThreadMessage(msg: unknown): ReadMessage | "oversize" | null {
+  // Every message is measured, whatever it claims to be: the thread's heap
+  // limit does not cover ArrayBuffers, and dropping a message after it
+  // arrived does not undo its cost.
+  let hasPort = false;
+  const size = measureMessage(msg, DEFAULT_MAX_RESULT_BYTES, 1_000_000, () => {
+    hasPort = true;
+  });
+  if (size > DEFAULT_MAX_RESULT_BYTES) return "oversize";
   if (typeof msg !== "object" || msg === null) return null;
   const m = msg as Record<string, unknown>;
   if (m.kind === "log") {
+    if (size > MAX_LOG_MESSAGE_BYTES) return "oversize";
     const level =
       typeof m.level === "string" && LEVELS.has(m.level) ? (m.level as LogLevel) : "info";
     const message = typeof m.message === "string" ? m.message.slice(0, 8192) : "";
     return { kind: "log", level, message };
   }
   if (m.kind === "result") {
-    if (measureMessage(m.value, DEFAULT_MAX_RESULT_BYTES, 1_000_000) > DEFAULT_MAX_RESULT_BYTES)
-      return "oversize";
+    if (hasPort) {
+      const message = "The agent's result holds a message port, which cannot be passed on.";
+      return { kind: "error", error: { name: "Error", message }, cause: new Error(message) };
+    }
     return { kind: "result", value: m.value };
   }
   if (m.kind === "error") {

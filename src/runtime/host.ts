@@ -5,6 +5,7 @@
  * the callee's configuration and then by the call site, so a delegation
  * chain can only shrink access.
  */
+import { setMaxListeners } from "node:events";
 import { existsSync, realpathSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,6 +64,10 @@ interface Agent {
   depth: number;
   deadline: number | undefined;
   controller: AbortController;
+  /** Callees it is waiting on; while > 0 it does not count as running. */
+  waiting: number;
+  /** Attachment bytes it has handed to callees still running. */
+  attachedBytes: number;
 }
 
 /**
@@ -226,22 +231,29 @@ export async function createHost(options: HostOptions): Promise<Host> {
       applyWorkerSandbox(caller.sandbox, spec.sandbox),
       callOpts.sandbox,
     );
-    const attachments = await readAttachments(caller.sandbox, callOpts.attachments);
-    const child: Agent = {
-      id: `a${nextId++}`,
-      worker: name,
-      spec,
-      sandbox,
-      depth: caller.depth + 1,
-      deadline: deadlineOf(caller.deadline, spec.timeoutMs, callOpts.timeoutMs),
-      controller: linkedController(caller.controller.signal),
-    };
-    // A caller waiting on its callee does not hold a slot the callee needs.
-    active--;
+    // A caller waiting on its callees does not hold a slot they need: it
+    // gives its own slot back once, however many callees it waits on.
+    if (caller.waiting++ === 0) active--;
+    let charged = 0;
     try {
-      return await runAgent(child, input, caller.id, attachments);
+      admit(name); // before any costly work (attachments)
+      const read = await readAttachments(caller, callOpts.attachments);
+      charged = read.charged;
+      const child: Agent = {
+        id: `a${nextId++}`,
+        worker: name,
+        spec,
+        sandbox,
+        depth: caller.depth + 1,
+        deadline: deadlineOf(caller.deadline, spec.timeoutMs, callOpts.timeoutMs),
+        controller: linkedController(caller.controller.signal),
+        waiting: 0,
+        attachedBytes: 0,
+      };
+      return await runAgent(child, input, caller.id, read.attachments);
     } finally {
-      active++;
+      caller.attachedBytes -= charged;
+      if (--caller.waiting === 0) active++;
     }
   };
 
@@ -263,6 +275,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
         depth: 1,
         deadline: deadlineOf(undefined, spec.timeoutMs, opts.timeoutMs),
         controller,
+        waiting: 0,
+        attachedBytes: 0,
       };
       const p = runAgent(agent, input, undefined);
       running.add(p);
@@ -319,6 +333,8 @@ function isDenial(e: SandboxError): boolean {
 /** An AbortController that aborts when `parent` does. */
 function linkedController(parent: AbortSignal | undefined): AbortController {
   const c = new AbortController();
+  // Each callee listens on its caller's signal; many callees are normal.
+  setMaxListeners(0, c.signal);
   if (parent) {
     if (parent.aborted) c.abort(parent.reason);
     else {
@@ -465,32 +481,45 @@ const MEDIA_TYPES: Record<string, string> = {
 
 /** Reads attachments through the caller's sandbox (so only what it may read), size-capped. */
 async function readAttachments(
-  sandbox: Sandbox,
+  caller: Agent,
   paths: string[] | undefined,
-): Promise<Attachment[] | undefined> {
-  if (!paths || paths.length === 0) return undefined;
-  const out: Attachment[] = [];
+): Promise<{ attachments: Attachment[] | undefined; charged: number }> {
+  if (!paths || paths.length === 0) return { attachments: undefined, charged: 0 };
+  // Sizes first, charged to the caller's in-flight budget before any byte is
+  // read: concurrent delegations cannot multiply the host's memory.
   let total = 0;
   for (const path of paths) {
-    const st = await sandbox.stat(path);
-    if (
-      st.type !== "file" ||
-      st.size > MAX_ATTACHMENT_BYTES ||
-      total + st.size > MAX_ATTACHMENTS_TOTAL
-    ) {
+    const st = await caller.sandbox.stat(path);
+    if (st.type !== "file" || st.size > MAX_ATTACHMENT_BYTES) {
       throw new DelegationRefusedError(
-        `Cannot attach '${path.slice(0, 200)}': attachments must be files of at most ${MAX_ATTACHMENT_BYTES} bytes, ${MAX_ATTACHMENTS_TOTAL} in all.`,
+        `Cannot attach '${path.slice(0, 200)}': attachments must be files of at most ${MAX_ATTACHMENT_BYTES} bytes.`,
       );
     }
-    const bytes = await sandbox.readBytes(path);
-    total += bytes.byteLength;
-    if (bytes.byteLength > MAX_ATTACHMENT_BYTES || total > MAX_ATTACHMENTS_TOTAL) {
-      throw new DelegationRefusedError(
-        `Cannot attach '${path.slice(0, 200)}': it grew past the attachment limits while being read.`,
-      );
-    }
-    const ext = path.slice(path.lastIndexOf(".") + 1).toLowerCase();
-    out.push({ path, mediaType: MEDIA_TYPES[ext] ?? "application/octet-stream", bytes });
+    total += st.size;
   }
-  return out;
+  if (caller.attachedBytes + total > MAX_ATTACHMENTS_TOTAL) {
+    throw new DelegationRefusedError(
+      `Cannot attach ${total} bytes: this agent's attachments to running callees may total at most ${MAX_ATTACHMENTS_TOTAL} bytes.`,
+    );
+  }
+  caller.attachedBytes += total;
+  const out: Attachment[] = [];
+  let read = 0;
+  try {
+    for (const path of paths) {
+      const bytes = await caller.sandbox.readBytes(path);
+      read += bytes.byteLength;
+      if (bytes.byteLength > MAX_ATTACHMENT_BYTES || read > total) {
+        throw new DelegationRefusedError(
+          `Cannot attach '${path.slice(0, 200)}': it grew while being read.`,
+        );
+      }
+      const ext = path.slice(path.lastIndexOf(".") + 1).toLowerCase();
+      out.push({ path, mediaType: MEDIA_TYPES[ext] ?? "application/octet-stream", bytes });
+    }
+  } catch (err) {
+    caller.attachedBytes -= total;
+    throw err;
+  }
+  return { attachments: out, charged: total };
 }

@@ -8,10 +8,15 @@ import { MessagePort } from "node:worker_threads";
 /**
  * A lower bound of the structured-clone size of `value`, stopping early once
  * over `limit` (or after `maxNodes` values: a huge graph counts as oversized).
- * Closes any `MessagePort` found: a port smuggled into the host must not keep
- * a channel open.
+ * Closes any `MessagePort` found (and calls `onPort`): a port smuggled into
+ * the host must not keep a channel open, nor be passed on.
  */
-export function measureMessage(value: unknown, limit: number, maxNodes = 100_000): number {
+export function measureMessage(
+  value: unknown,
+  limit: number,
+  maxNodes = 100_000,
+  onPort?: () => void,
+): number {
   let bytes = 0;
   let nodes = 0;
   const seen = new Set<object>();
@@ -31,8 +36,10 @@ export function measureMessage(value: unknown, limit: number, maxNodes = 100_000
     seen.add(v);
     if (ArrayBuffer.isView(v)) bytes += v.buffer.byteLength;
     else if (v instanceof ArrayBuffer || v instanceof SharedArrayBuffer) bytes += v.byteLength;
-    else if (v instanceof MessagePort) v.close();
-    else if (v instanceof Map) {
+    else if (v instanceof MessagePort) {
+      v.close();
+      onPort?.();
+    } else if (v instanceof Map) {
       for (const [k, x] of v) stack.push(k, x);
     } else if (v instanceof Set) {
       for (const x of v) stack.push(x);

@@ -97,7 +97,17 @@ export function serveSandbox(
   let closed = false;
 
   const reply = (msg: PortReply): void => {
-    if (!closed) port.postMessage(msg);
+    if (closed) return;
+    try {
+      port.postMessage(msg);
+    } catch {
+      // A value that cannot be cloned (e.g. it holds a closed port) must not
+      // take the host down: answer with an error instead.
+      if (msg.ok) {
+        const error = ioError("reply", undefined, "the result could not be sent across threads");
+        port.postMessage({ id: msg.id, ok: false, error: error.toJSON() });
+      }
+    }
   };
   const refuse = (id: number | null, message: string): void =>
     reply({
@@ -456,11 +466,17 @@ function delegateHandler(opts: PortServerOptions): Handler {
       const [worker, input, options] = args;
       if (typeof worker !== "string" || worker.length > 256) return "worker must be a name";
       if (options !== undefined && !isPlainObject(options)) return "options must be an object";
-      // Validated in full by the delegate handler (Runtime II); sized here.
-      return {
-        args,
-        bytes: measureMessage(input, Number.MAX_SAFE_INTEGER) + measureMessage(options, 1 << 20),
+      // Validated in full by the host's delegate handler; sized here. A port
+      // in the input could not be passed on to the callee's thread.
+      let hasPort = false;
+      const flag = () => {
+        hasPort = true;
       };
+      const bytes =
+        measureMessage(input, Number.MAX_SAFE_INTEGER, undefined, flag) +
+        measureMessage(options, 1 << 20, undefined, flag);
+      if (hasPort) return "input and options must not contain message ports";
+      return { args, bytes };
     },
     run: (_sb, a) =>
       opts.onDelegate?.(s(a[0]), a[1], (a[2] as Record<string, unknown> | undefined) ?? {}),

@@ -36,6 +36,9 @@ export interface RestrictOptions {
   readonly?: boolean;
 }
 
+/** Most allow-list entries in one derive() call. */
+const MAX_ENTRIES = 256;
+
 const DERIVE_KEYS = new Set(["allowRead", "allowWrite", "readonly", "inherit"]);
 const RESTRICT_KEYS = new Set(["restrict", "readonly"]);
 
@@ -66,6 +69,10 @@ function checkOptions(opts: unknown, keys: Set<string>, method: string): Record<
       !(Array.isArray(v) && v.every((e) => typeof e === "string"))
     ) {
       issues.push({ path: [k], message: "expected a string or an array of strings" });
+    } else if (Array.isArray(v) && v.length > MAX_ENTRIES) {
+      // Each entry is resolved on disk; a huge list (e.g. from a hostile
+      // worker's call site) would stall the host.
+      issues.push({ path: [k], message: `at most ${MAX_ENTRIES} entries` });
     }
   }
   if (o.restrict !== undefined && typeof o.restrict !== "string") {
