@@ -93,7 +93,18 @@ export default async function benchHost(): Promise<BenchRow[]> {
       );
       await host.close();
     }
-    const idle = 8;
+    const idle = 16;
+    const startBareIdle = async () => {
+      const w = new Worker("setInterval(() => {}, 1 << 30)", { eval: true });
+      await new Promise((r) => w.once("online", r));
+      return async () => {
+        await w.terminate();
+      };
+    };
+    // Warm the allocator first, then measure bare, agents, bare again: RSS
+    // deltas are noisy, the order effect should not land on one side.
+    await rssPerThread(startBareIdle, idle);
+    const bareBefore = await rssPerThread(startBareIdle, idle);
     const host = await createHost({ sandbox: { root: "root" }, basePath: base, workers });
     const agentMb = await rssPerThread(async () => {
       const c = new AbortController();
@@ -105,13 +116,7 @@ export default async function benchHost(): Promise<BenchRow[]> {
       };
     }, idle);
     await host.close();
-    const bareMb = await rssPerThread(async () => {
-      const w = new Worker("setInterval(() => {}, 1 << 30)", { eval: true });
-      await new Promise((r) => w.once("online", r));
-      return async () => {
-        await w.terminate();
-      };
-    }, idle);
+    const bareMb = (bareBefore + (await rssPerThread(startBareIdle, idle))) / 2;
     rows.push({
       name: `memory per idle agent thread (RSS, ${idle} threads)`,
       baseline: "idle bare worker thread",

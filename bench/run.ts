@@ -2,7 +2,7 @@
  * `npm run bench`: runs every benchmark module and prints each figure beside
  * its same-run baseline. `--write` also rewrites bench/RESULTS.md.
  */
-import { readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
