@@ -48,9 +48,11 @@ const header = [
   `- node: ${process.version}`,
 ];
 if (process.argv.includes("--write")) {
-  writeFileSync(
-    join(here, "../../bench/RESULTS.md"),
-    `${header.join("\n")}\n${lines.join("\n")}\n`,
-  );
+  // Hand-written notes below the marker survive a rewrite.
+  const file = join(here, "../../bench/RESULTS.md");
+  const MARK = "<!-- notes: kept by --write -->";
+  const old = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const notes = old.includes(MARK) ? old.slice(old.indexOf(MARK)) : `${MARK}\n`;
+  writeFileSync(file, `${header.join("\n")}\n${lines.join("\n")}\n\n${notes}`);
   console.log("\nwrote bench/RESULTS.md");
 }
