@@ -57,6 +57,27 @@ afterEach(() => {
 });
 
 describe("runCommand (bubblewrap)", () => {
+  test("a folder mounted read-write and read-only is read-only through both, as in-process", async () => {
+    mkdirSync(join(dir, "shared"));
+    writeFileSync(join(dir, "shared/f.txt"), "F\n");
+    mkdirSync(join(dir, "root/a"));
+    mkdirSync(join(dir, "root/b"));
+    const twice = createSandbox({
+      root: join(dir, "root"),
+      mounts: [
+        { source: join(dir, "shared"), target: "/a" },
+        { source: join(dir, "shared"), target: "/b", readonly: true },
+      ],
+    });
+    expect(twice.canWrite("/a/f.txt")).toBe(false);
+    const r = await runCommand(
+      twice,
+      "cat a/f.txt; echo G > a/f.txt; echo G > b/f.txt; cat a/f.txt",
+    );
+    expect(r.stdout).toBe("F\nF\n");
+    expect(readFileSync(join(dir, "shared/f.txt"), "utf8")).toBe("F\n");
+  });
+
   test("runs in /workspace with the sandbox's files at their virtual paths", async () => {
     const r = await runCommand(sb, "pwd; cat src/a.txt; cat /workspace/cache/c.txt; exit 7");
     expect(r).toMatchObject({ exitCode: 7, stdout: "/workspace\nalpha\ncached\n", stderr: "" });
