@@ -208,6 +208,7 @@ describe("loadProgram", () => {
         '  root: "project"',
         "workers:",
         `  main: { module: ${JSON.stringify(fx("delegator.js"))}, delegates: [reader] }`,
+        `  helper: { module: ${JSON.stringify(fx("uses-helper.js"))}, dependencies: [${JSON.stringify(fx("lib"))}] }`,
         "",
       ].join("\n"),
       workers: {
@@ -226,6 +227,28 @@ describe("loadProgram", () => {
     });
     expect(refused).toMatchObject({ ok: false, code: "permission_escalation" });
     await host.close();
+  });
+});
+
+describe("worker dependencies", () => {
+  it("a module may load exactly the dependencies it is granted", async () => {
+    const denied = await hostWith({ w: { module: fx("uses-helper.js") } });
+    const e = await failure(denied.run("w", "hi"));
+    expect(e.message).toContain("ERR_ACCESS_DENIED");
+    await denied.close();
+    const granted = await hostWith(
+      { w: { module: fx("uses-helper.js"), dependencies: [fx("lib")] } },
+      { warmThreads: 1 },
+    );
+    expect(await granted.run("w", "hi")).toBe("HI!");
+    expect(await granted.run("w", "again")).toBe("AGAIN!");
+    await granted.close();
+  });
+
+  it("refuses a dependency inside a sandbox folder", async () => {
+    await expect(
+      hostWith({ w: { module: fx("echo.js"), dependencies: [join(root, "src")] } }),
+    ).rejects.toThrow(/overlaps the sandbox folder/);
   });
 });
 

@@ -97,7 +97,11 @@ function describeError(
 ): { name: string; message: string; code?: string; path?: string } {
   if (err instanceof SandboxError) return err.toJSON();
   const name = err instanceof Error ? err.name : "Error";
-  const raw = err instanceof Error ? err.message : String(err);
+  let raw = err instanceof Error ? err.message : String(err);
+  if ((err as { code?: unknown })?.code === "ERR_ACCESS_DENIED") {
+    // Node's own text says nothing useful; say what the thread may do.
+    raw += ` (ERR_ACCESS_DENIED: an agent thread may read only its module, mountbox/worker and the worker's declared 'dependencies'; it may not write files, start processes or workers — use ctx.sandbox for files)`;
+  }
   const message = (prefix ? `${prefix}: ${raw}` : raw).slice(0, MAX_ERROR_CHARS);
   return { name, message };
 }

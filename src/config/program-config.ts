@@ -88,6 +88,10 @@ const commonWorkerKeys = {
   delegates: z.array(z.string(), { error: "expected a list of worker names" }).optional(),
   timeout_ms: positiveInt("milliseconds").optional(),
   max_old_generation_size_mb: positiveInt("megabytes").optional(),
+  // Host paths (files or package folders) the module loads besides itself.
+  dependencies: z
+    .array(z.string().min(1), { error: "expected a list of file or folder paths" })
+    .optional(),
 };
 
 const workerEntrySchema = z.strictObject({
@@ -411,6 +415,7 @@ export function parseWorkerEntry(
     spec.delegates = data.delegates;
   }
   if (data.timeout_ms !== undefined) spec.timeoutMs = data.timeout_ms;
+  if (data.dependencies !== undefined) spec.dependencies = data.dependencies;
   if (data.max_old_generation_size_mb !== undefined)
     spec.maxOldGenerationSizeMb = data.max_old_generation_size_mb;
   if (data.model !== undefined) def.model = data.model;

@@ -37,6 +37,12 @@ export interface WorkerSpec {
   timeoutMs?: number;
   /** Heap cap of its thread. */
   maxOldGenerationSizeMb?: number;
+  /**
+   * Host paths (files, or package folders) the module loads besides itself:
+   * its own helper files, `node_modules/<pkg>` folders. The thread may read
+   * exactly these; none may overlap a sandbox folder. Relative to `basePath`.
+   */
+  dependencies?: string[];
 }
 
 /** Options of `createHost`. */

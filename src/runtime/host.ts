@@ -83,7 +83,9 @@ export async function createHost(options: HostOptions): Promise<Host> {
   const warm = checkCount(options.warmThreads, 0, "warmThreads", 0);
   // Fail fast on a module inside a sandbox folder (a thread could read the
   // sandbox behind the port's back).
-  const modules = [...workers.values()].flatMap((w) => (w.module ? [w.module] : []));
+  const modules = [...workers.values()].flatMap((w) =>
+    w.module ? [w.module, ...(w.dependencies ?? [])] : [],
+  );
   const grants = checkReadGrants([...listThreadCodeFiles(), ...modules], root);
   const pool =
     warm > 0
@@ -146,6 +148,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
         input,
         sandbox: agent.sandbox,
         signal: agent.controller.signal,
+        ...(agent.spec.dependencies ? { allowRead: agent.spec.dependencies } : {}),
         onDelegate: (name, childInput, callOpts) => delegate(agent, name, childInput, callOpts),
         onOperation: (op, path, error) => {
           const time = Date.now();
@@ -364,6 +367,7 @@ function checkCount(v: unknown, dflt: number, key: string, min: number): number 
 }
 
 const SPEC_KEYS = new Set([
+  "dependencies",
   "module",
   "instructions",
   "description",
@@ -404,6 +408,29 @@ function checkWorkers(raw: unknown, basePath: string): Map<string, WorkerSpec> {
             message: `no module at '${spec.module}' (relative paths are resolved against basePath)`,
           });
         else spec.module = realpathSync(p);
+      }
+    }
+    if (spec.dependencies !== undefined) {
+      if (
+        !Array.isArray(spec.dependencies) ||
+        !spec.dependencies.every((d) => typeof d === "string")
+      ) {
+        issues.push({
+          path: [...at, "dependencies"],
+          message: "expected a list of file or folder paths",
+        });
+      } else {
+        const deps: string[] = [];
+        spec.dependencies.forEach((d, i) => {
+          const p = isAbsolute(d) ? d : resolve(basePath, d);
+          if (!existsSync(p))
+            issues.push({
+              path: [...at, "dependencies", i],
+              message: `no file or folder at '${d}'`,
+            });
+          else deps.push(realpathSync(p));
+        });
+        spec.dependencies = deps;
       }
     }
     if (

@@ -218,6 +218,8 @@ async function resolveModule(
     return;
   }
   spec.module = abs;
+  spec.dependencies = spec.dependencies?.map((d) => resolve(basePath, d));
+  if (spec.dependencies === undefined) delete spec.dependencies;
 }
 
 /**
