@@ -5,14 +5,16 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   AgentThreadError as BuiltAgentThreadError,
   DelegationRefusedError as BuiltRefused,
   createHost as createBuiltHost,
+  createSandbox as createBuiltSandbox,
   loadProgram,
 } from "../dist/src/index.js";
+import { checkReadGrants, detectPermissionFlag } from "../dist/src/runtime/permissions.js";
 import type { Host, HostEvent, HostOptions } from "../src/index.js";
 import { assertBuilt } from "./conformance/thread.js";
 import { makeTempDir, removeDir, writeTree } from "./helpers/tree.js";
@@ -208,7 +210,7 @@ describe("loadProgram", () => {
         '  root: "project"',
         "workers:",
         `  main: { module: ${JSON.stringify(fx("delegator.js"))}, delegates: [reader] }`,
-        `  helper: { module: ${JSON.stringify(fx("uses-helper.js"))}, dependencies: [${JSON.stringify(fx("lib"))}] }`,
+        `  helper: { module: ${JSON.stringify(fx("uses-helper.js"))}, dependencies: [${JSON.stringify(fileURLToPath(new URL("./fixtures/host-lib", import.meta.url)))}] }`,
         "",
       ].join("\n"),
       workers: {
@@ -232,17 +234,43 @@ describe("loadProgram", () => {
 
 describe("worker dependencies", () => {
   it("a module may load exactly the dependencies it is granted", async () => {
-    const denied = await hostWith({ w: { module: fx("uses-helper.js") } });
-    const e = await failure(denied.run("w", "hi"));
-    expect(e.message).toContain("ERR_ACCESS_DENIED");
-    await denied.close();
-    const granted = await hostWith(
-      { w: { module: fx("uses-helper.js"), dependencies: [fx("lib")] } },
-      { warmThreads: 1 },
-    );
-    expect(await granted.run("w", "hi")).toBe("HI!");
-    expect(await granted.run("w", "again")).toBe("AGAIN!");
-    await granted.close();
+    // Module and helper in temp folders outside the process's working
+    // directory (Node 22 lets a thread read that one; see the next test).
+    const mod = makeTempDir("mountbox-mod-");
+    const lib = makeTempDir("mountbox-lib-");
+    try {
+      writeFileSync(
+        join(lib, "helper.js"),
+        'export const shout = (s) => String(s).toUpperCase() + "!";\n',
+      );
+      const workerApi = new URL("../dist/workers/index.js", import.meta.url).href;
+      const helper = pathToFileURL(join(lib, "helper.js")).href;
+      writeFileSync(
+        join(mod, "w.js"),
+        `import { defineWorker } from ${JSON.stringify(workerApi)};\nimport { shout } from ${JSON.stringify(helper)};\nexport default defineWorker(async (input) => shout(input));\n`,
+      );
+      const denied = await hostWith({ w: { module: join(mod, "w.js") } });
+      const e = await failure(denied.run("w", "hi"));
+      expect(e.message).toContain("ERR_ACCESS_DENIED: an agent thread may read only its module");
+      await denied.close();
+      const granted = await hostWith(
+        { w: { module: join(mod, "w.js"), dependencies: [lib] } },
+        { warmThreads: 1 },
+      );
+      expect(await granted.run("w", "hi")).toBe("HI!");
+      expect(await granted.run("w", "again")).toBe("AGAIN!");
+      await granted.close();
+    } finally {
+      removeDir(mod);
+      removeDir(lib);
+    }
+  });
+
+  it("refuses threads that could read a sandbox through the working directory (Node 22)", async () => {
+    const inCwd = createBuiltSandbox({ root: process.cwd() }) as never;
+    const check = () => checkReadGrants([], inCwd);
+    if (detectPermissionFlag() === "--permission") expect(check).toThrow(/working directory/);
+    else expect(check()).toEqual([]);
   });
 
   it("refuses a dependency inside a sandbox folder", async () => {

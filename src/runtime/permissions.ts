@@ -54,6 +54,18 @@ export function threadEntryUrl(): URL {
  */
 export function checkReadGrants(grants: readonly string[], sandbox: Sandbox | undefined): string[] {
   const mounts = sandbox ? policyOf(sandbox).table.bySource : [];
+  // Node 22 (seen on 22.23) also lets a worker under `--permission` read the
+  // whole working directory of the process, whatever its grants. That folder
+  // must not overlap a sandbox folder either.
+  if (detectPermissionFlag() === "--permission") {
+    const cwd = realpathSync(process.cwd());
+    for (const m of mounts) {
+      if (isWithinHost(cwd, m.source) || isWithinHost(m.source, cwd))
+        throw new Error(
+          `Cannot start agent threads: on this Node.js (${process.version}) a thread may read the host process's working directory (${cwd}), which overlaps the sandbox folder ${m.source}. Start the host from a folder outside every sandbox folder (process.chdir before createHost, or cd in the shell).`,
+        );
+    }
+  }
   return grants.map((given) => {
     const real = realpathSync(given);
     const folder = statSync(real).isDirectory() ? real : dirname(real);
