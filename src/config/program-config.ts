@@ -14,7 +14,6 @@ import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { ConfigError, type ConfigIssue, configError } from "../errors.js";
 import type { WorkerSandboxSpec, WorkerSpec } from "../runtime/host-types.js";
-import { normalizeVirtualPath } from "../sandbox/virtual-path.js";
 import {
   checkConfigPath,
   type ParsedSandboxConfig,
@@ -482,17 +481,8 @@ function checkWorkerPath(
   issues: ConfigIssue[],
 ): string | undefined {
   if (shape.form === "root") return checkConfigPath(value, what, at, issues);
-  let norm: string | null;
-  try {
-    norm = normalizeVirtualPath(value, { names: new Set(shape.names) });
-  } catch (err) {
-    issues.push({ path: at, message: (err as Error).message });
-    return undefined;
-  }
-  if (norm === null) {
-    issues.push({ path: at, message: `${what} climbs above '/'` });
-    return undefined;
-  }
+  const norm = checkConfigPath(value, what, at, issues, new Set(shape.names));
+  if (norm === undefined) return undefined;
   const first = norm.split("/")[1] ?? "";
   if (norm !== "/" && !shape.names.includes(first)) {
     issues.push({

@@ -214,14 +214,18 @@ function parseShortMount(
   return { source: rest.slice(0, colon), target: rest.slice(colon + 1), readonly };
 }
 
-/** Validates a configured absolute virtual path (mount target, restrict, …). */
+/**
+ * Validates a configured virtual path (mount target, restrict, …): absolute,
+ * unless `names` (the named-paths form) lets `name/rel` and `name:rel` in.
+ */
 export function checkConfigPath(
   value: string,
   what: string,
   at: (string | number)[],
   issues: ConfigIssue[],
+  names?: ReadonlySet<string>,
 ): string | undefined {
-  if (!value.startsWith("/")) {
+  if (names === undefined && !value.startsWith("/")) {
     issues.push({
       path: at,
       message: `${what} must be an absolute virtual path such as '/${value.replace(/^\.?\/*/, "")}'`,
@@ -230,7 +234,7 @@ export function checkConfigPath(
   }
   let norm: string | null;
   try {
-    norm = normalizeVirtualPath(value);
+    norm = normalizeVirtualPath(value, names ? { names } : undefined);
   } catch (err) {
     issues.push({ path: at, message: (err as Error).message });
     return undefined;

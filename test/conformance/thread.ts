@@ -11,6 +11,7 @@ import { createSandbox as createBuiltSandbox } from "../../dist/src/index.js";
 import { type AgentThreadResult, runAgentThread } from "../../dist/src/runtime/agent-thread.js";
 import type { Sandbox, SandboxConfig } from "../../src/index.js";
 import { SandboxError } from "../../src/index.js";
+import { SANDBOX_OPS } from "../../src/runtime/protocol.js";
 import type { SandboxLike } from "./suite.js";
 
 /** Absolute path of a fixture worker module. */
@@ -72,24 +73,7 @@ export function startRelay(sandbox: Sandbox): {
         pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
         port1.postMessage({ id, method, args: trimUndefined(args) });
       });
-  const methods = [
-    "readFile",
-    "readBytes",
-    "writeFile",
-    "editFile",
-    "listFiles",
-    "stat",
-    "exists",
-    "mkdir",
-    "remove",
-    "move",
-    "canRead",
-    "canWrite",
-    "readableRoots",
-    "writableRoots",
-    "describe",
-  ];
-  const proxy = Object.fromEntries(methods.map((m) => [m, call(m)])) as unknown as SandboxLike;
+  const proxy = Object.fromEntries(SANDBOX_OPS.map((m) => [m, call(m)])) as unknown as SandboxLike;
   return {
     sandbox: proxy,
     async stop() {
