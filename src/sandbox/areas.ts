@@ -57,9 +57,3 @@ export function intersect(a: readonly Area[], b: readonly Area[]): Area[] {
   }
   return canonicalize(out);
 }
-
-/** True if any area of the set lies at or below `path` (used for listing). */
-export function setReachesBelow(set: readonly Area[], path: string): boolean {
-  for (const a of set) if (isWithin(a.path, path)) return true;
-  return false;
-}
