@@ -34,6 +34,7 @@ export {
   SuffixNotAllowedError,
 } from "./errors.js";
 export {
+  type CommandLimits,
   type CommandResult,
   describeCommandSandbox,
   type RunCommandOptions,

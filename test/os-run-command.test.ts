@@ -22,6 +22,7 @@ import {
   runCommand,
   type Sandbox,
 } from "../src/index.js";
+import { describeWithBwrap } from "./helpers/bwrap.js";
 
 let dir: string;
 let sb: Sandbox;
@@ -56,7 +57,7 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("runCommand (bubblewrap)", () => {
+describeWithBwrap("runCommand (bubblewrap)", () => {
   test("a folder mounted read-write and read-only is read-only through both, as in-process", async () => {
     mkdirSync(join(dir, "shared"));
     writeFileSync(join(dir, "shared/f.txt"), "F\n");

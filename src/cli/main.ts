@@ -5,12 +5,18 @@
  *
  * Errors print their message only — never a stack, never a host path.
  */
-import { realpathSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { SandboxError } from "../errors.js";
 import { runCommand } from "../os/run-command.js";
 import { createSandbox } from "../sandbox/sandbox.js";
+
+/** The installed package's version (from its package.json). */
+function readVersion(): string {
+  const file = new URL("../../../package.json", import.meta.url);
+  return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
+}
 
 /** Exit status for bad usage (as most Unix tools). */
 export const EXIT_USAGE = 2;
@@ -24,16 +30,18 @@ const MAIN_HELP = `Usage: mountbox <command> [options]
 Commands:
   exec    Run a shell command confined to a sandbox (Linux, bubblewrap)
 
-Run 'mountbox <command> --help' for a command's options.
+Run 'mountbox <command> --help' for a command's options;
+'mountbox --version' prints the version.
 `;
 
-const EXEC_HELP = `Usage: mountbox exec --root DIR [options] -- <command...>
+const EXEC_HELP = `Usage: mountbox exec --root DIR [options] [--] <command...>
 
 Runs <command...> with bash inside an OS sandbox (bubblewrap). The sandbox's
 virtual '/' (DIR) appears at /workspace, the working directory; a mount with
 target /cache appears at /workspace/cache. System folders are read-only, /tmp
-is private, and nothing else of the host is visible. The command's exit code
-is passed through.
+is private, and nothing else of the host is visible. Options end at the first
+word that is not one (or at '--'). The command's output is passed through
+byte for byte, and its exit code too.
 
 Options:
   --root DIR                   Host folder that becomes the sandbox's '/' (required)
@@ -44,13 +52,18 @@ Options:
                                else is inherited except PATH, HOME=/tmp, TMPDIR, LANG
   --timeout SECONDS            Kill the command and all it started after this long
                                (default 600)
+  --memory MB                  Memory per process (default 2048)
+  --processes N                Processes and threads at once (default 256)
+  --tmp MB                     Size of /tmp and of /dev/shm (default 512 each)
+  --cpu SECONDS                CPU time per process (default 600)
   --unsafe-allow-unconfined    DANGEROUS: if bubblewrap is unavailable, run the
                                command anyway with no file-system confinement
   -h, --help                   Show this help
 
 Exit status: the command's own; ${EXIT_TIMEOUT} on timeout; ${EXIT_USAGE} on bad usage;
 ${EXIT_FAILED} if the command could not be run (e.g. bubblewrap is unavailable).
-Environment: MOUNTBOX_BWRAP names the bubblewrap binary (default: bwrap on PATH).
+Environment: MOUNTBOX_BWRAP names the bubblewrap binary (default: the first of
+/usr/bin/bwrap, /bin/bwrap, /usr/sbin/bwrap, /usr/local/bin/bwrap; never PATH).
 `;
 
 /** Where the CLI writes; replaceable for tests. */
@@ -76,6 +89,10 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     if (command === undefined || command === "-h" || command === "--help") {
       (command === undefined ? io.stderr : io.stdout)(MAIN_HELP);
       return command === undefined ? EXIT_USAGE : 0;
+    }
+    if (command === "-v" || command === "--version") {
+      io.stdout(`${readVersion()}\n`);
+      return 0;
     }
     if (command === "exec") return await runExec(rest, io);
     throw new UsageError(`unknown command '${command.slice(0, 40)}'. Commands: exec.`);
@@ -127,6 +144,12 @@ async function runExec(argv: readonly string[], io: CliIo): Promise<number> {
       throw new UsageError("--timeout expects a positive number of seconds");
     timeoutMs = Math.max(1, Math.round(s * 1000));
   }
+  const limits = {
+    memoryMb: positiveInt(values.memory, "--memory"),
+    processes: positiveInt(values.processes, "--processes"),
+    tmpMb: positiveInt(values.tmp, "--tmp"),
+    cpuSeconds: positiveInt(values.cpu, "--cpu"),
+  };
   const sandbox = createSandbox({
     root: values.root,
     readonly: values.readonly ?? false,
@@ -143,6 +166,10 @@ async function runExec(argv: readonly string[], io: CliIo): Promise<number> {
       env,
       maxOutputBytes: 256 * 1024 * 1024,
       unsafeAllowUnconfined: values["unsafe-allow-unconfined"] ?? false,
+      limits,
+      // Writing to this process's own stdout and stderr: the command's
+      // bytes and the order of its two streams arrive exactly.
+      passThrough: io === processIo,
     });
   } catch (err) {
     if (err instanceof TypeError) throw new UsageError(err.message.replace(/^runCommand: /, ""));
@@ -154,10 +181,41 @@ async function runExec(argv: readonly string[], io: CliIo): Promise<number> {
   return result.timedOut ? EXIT_TIMEOUT : result.exitCode;
 }
 
+/** Options of `exec` that take a value (the word after them is not the command). */
+const VALUE_OPTIONS = new Set([
+  "--root",
+  "--mount",
+  "--env",
+  "--timeout",
+  "--memory",
+  "--processes",
+  "--tmp",
+  "--cpu",
+]);
+
+/**
+ * Parses `exec`'s options up to the first word that is not an option (or
+ * `--`); everything from there on is the command, even words starting with
+ * '-' (as `env`, `ssh` and `docker run` do).
+ */
 function parseExecArgs(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    allowPositionals: true,
+  let end = 0;
+  let rest: string[] = [];
+  while (end < argv.length) {
+    const a = argv[end]!;
+    if (a === "--") {
+      rest = argv.slice(end + 1);
+      break;
+    }
+    if (!a.startsWith("-") || a === "-") {
+      rest = argv.slice(end);
+      break;
+    }
+    end += VALUE_OPTIONS.has(a) ? 2 : 1;
+  }
+  const parsed = parseArgs({
+    args: argv.slice(0, end),
+    allowPositionals: false,
     strict: true,
     options: {
       root: { type: "string" },
@@ -166,10 +224,23 @@ function parseExecArgs(argv: readonly string[]) {
       network: { type: "boolean" },
       env: { type: "string", multiple: true },
       timeout: { type: "string" },
+      memory: { type: "string" },
+      processes: { type: "string" },
+      tmp: { type: "string" },
+      cpu: { type: "string" },
       "unsafe-allow-unconfined": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
+  return { values: parsed.values, positionals: rest };
+}
+
+function positiveInt(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n <= 0)
+    throw new UsageError(`${name} expects a positive whole number`);
+  return n;
 }
 
 /** True when this file is the process's entry point (not imported). */

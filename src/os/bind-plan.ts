@@ -40,16 +40,26 @@ export interface SkippedPoint {
   reason: "write-only" | "missing" | "refused" | "link-in-parent" | "type-mismatch";
 }
 
+/** A mount-point folder to create inside a parent bind before the command runs. */
+export interface MountPoint {
+  /** Host folder of the parent bind. */
+  base: string;
+  /** Path components below `base`, created one by one without following links. */
+  rest: string[];
+  /** Virtual path of the mount (for messages). */
+  virtual: string;
+}
+
 /** The full plan for one sandbox. */
 export interface BindPlan {
   /** Mounts, shallow first, so deeper ones overlay. */
   steps: BindStep[];
   /**
-   * Host folders that must exist as mount points inside a shallower bind and
-   * do not yet (a mount whose target has no folder in the parent area). They
-   * are created before the command runs, as Docker does.
+   * Folders that must exist as mount points inside a shallower bind and do
+   * not yet (a mount whose target has no folder in the parent area). They
+   * are created before the command runs, as Docker does, never through a link.
    */
-  mountPoints: string[];
+  mountPoints: MountPoint[];
   /** Points not bound, for diagnostics and tests. */
   skipped: SkippedPoint[];
 }
@@ -96,7 +106,7 @@ export function planBinds(policy: Policy): BindPlan {
 
   const steps: BindStep[] = [];
   const skipped: SkippedPoint[] = [];
-  const mountPoints: string[] = [];
+  const mountPoints: MountPoint[] = [];
   const ordered = sortShallowFirst([...points.keys()]);
   const queue = [...ordered];
   const seen = new Set(queue);
@@ -122,7 +132,7 @@ function planPoint(
   exact: boolean,
   done: readonly BindStep[],
   skipped: SkippedPoint[],
-  mountPoints: string[],
+  mountPoints: MountPoint[],
 ): BindStep | undefined {
   const parent = nearestAncestor(done, v);
   let real: string;
@@ -164,13 +174,20 @@ function planPoint(
     const at = joinHost(parent, v);
     // Same place with the same access: the parent bind already shows it.
     if (at === real && parent.writable === writable) return undefined;
+    const rest = (parent.virtual === "/" ? v : v.slice(parent.virtual.length)).split("/").slice(1);
+    // A link on the way (planted by a command, perhaps) would lead the mount
+    // point, and the folders made for it, elsewhere: leave the mount out.
+    if (hasLinkOnTheWay(parent.host, rest)) {
+      skipped.push({ virtual: v, reason: "link-in-parent" });
+      return undefined;
+    }
     const there = kindOf(at);
     if (there === undefined) {
       if (file) {
         skipped.push({ virtual: v, reason: "missing" });
         return undefined;
       }
-      mountPoints.push(at);
+      mountPoints.push({ base: parent.host, rest, virtual: v });
     } else if (there === "link") {
       // Mounting over a link would follow it: leave the link as it is.
       skipped.push({ virtual: v, reason: "link-in-parent" });
@@ -220,6 +237,18 @@ function nearestAncestor(done: readonly BindStep[], v: string): BindStep | undef
 function joinHost(parent: BindStep, v: string): string {
   const rest = parent.virtual === "/" ? v : v.slice(parent.virtual.length);
   return parent.host === "/" ? rest : parent.host + rest;
+}
+
+/** True if a folder between `base` and `base/rest…` (the last one excluded) is a link. */
+function hasLinkOnTheWay(base: string, rest: readonly string[]): boolean {
+  let p = base === "/" ? "" : base;
+  for (const name of rest.slice(0, -1)) {
+    p = `${p}/${name}`;
+    const kind = kindOf(p);
+    if (kind === undefined) return false;
+    if (kind !== "dir") return true;
+  }
+  return false;
 }
 
 function kindOf(host: string): "dir" | "file" | "link" | undefined {

@@ -1,10 +1,7 @@
 /**
- * bubblewrap (Linux): the argument vector for one confined command, and a
- * cached probe that tells whether bubblewrap can run here at all.
+ * bubblewrap (Linux): the argument vector for one confined command.
  */
-import { spawn } from "node:child_process";
-import { accessSync, constants, existsSync, lstatSync, readlinkSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import type { BindPlan } from "./bind-plan.js";
 import { toWorkspacePath, WORKSPACE } from "./bind-plan.js";
 
@@ -13,6 +10,34 @@ import { toWorkspacePath, WORKSPACE } from "./bind-plan.js";
  * most are links into `/usr`; those are recreated as links.
  */
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+
+/**
+ * Kernel knobs under `/proc` made read-only (as Docker does). A command that
+ * is uid 0 mapped to the host's root passes the owner check on these files
+ * even without capabilities: a writable `/proc/sys/kernel/core_pattern`
+ * would let it run a program of its choice on the host as root.
+ */
+const PROC_READ_ONLY = [
+  "/proc/sys",
+  "/proc/sysrq-trigger",
+  "/proc/irq",
+  "/proc/bus",
+  "/proc/fs",
+  "/proc/asound",
+  "/proc/acpi",
+  "/proc/scsi",
+];
+
+/** `/proc` files that show host-wide kernel state: replaced by an empty file. */
+const PROC_MASKED = [
+  "/proc/kcore",
+  "/proc/keys",
+  "/proc/key-users",
+  "/proc/latency_stats",
+  "/proc/timer_list",
+  "/proc/timer_stats",
+  "/proc/sched_debug",
+];
 
 /**
  * The few `/etc` entries bash, the dynamic linker, name resolution and TLS
@@ -33,9 +58,16 @@ const ETC_ENTRIES = [
   "/etc/ld.so.conf",
   "/etc/ld.so.conf.d",
   "/etc/alternatives",
-  "/etc/ssl",
+  // Certificates only: /etc/ssl/private and /etc/pki/tls/private hold keys
+  // that the host's root can read, and so could a command run as root.
+  "/etc/ssl/certs",
+  "/etc/ssl/openssl.cnf",
   "/etc/ca-certificates",
-  "/etc/pki",
+  "/etc/ca-certificates.conf",
+  "/etc/pki/tls/certs",
+  "/etc/pki/tls/cert.pem",
+  "/etc/pki/tls/openssl.cnf",
+  "/etc/pki/ca-trust",
   "/etc/mime.types",
 ];
 
@@ -49,16 +81,34 @@ export const DEFAULT_ENV: Readonly<Record<string, string>> = {
   LANG: "C.UTF-8",
 };
 
+/** Descriptors the launcher hands to bubblewrap (numbers in bubblewrap's process). */
+export interface BwrapFds {
+  /** The compiled seccomp filter (`--seccomp`). */
+  seccomp: number;
+  /** NUL-separated `NAME=value` entries, read by the shell inside. */
+  env: number;
+  /** An `O_PATH` descriptor per bind step (same index as `plan.steps`), bound with `--bind-fd`. */
+  binds: readonly (number | undefined)[];
+}
+
 /** Options for {@link buildBwrapArgs}. */
 export interface BwrapArgsOptions {
   /** Keep the host's network (no new net namespace). */
   network: boolean;
-  /** Full environment of the command (defaults already merged). */
-  env: Readonly<Record<string, string>>;
+  /** Size of `/tmp` and `/dev/shm` in bytes (each). Default: bubblewrap's (half the RAM). */
+  tmpBytes?: number;
+  /** Descriptors passed along; without them, binds use host paths and env is empty. */
+  fds?: BwrapFds;
+  /** Shell text run before the command, inside (rlimits). */
+  prefix?: string;
 }
 
-/** The system part of the argument vector (namespaces, system dirs, /proc, /tmp). */
-function systemArgs(network: boolean): string[] {
+/**
+ * The system part of the argument vector: namespaces, system folders, a
+ * `/proc` with its kernel knobs read-only, a `/dev` whose only writable place
+ * is a sized `/dev/shm`, and a sized private `/tmp`.
+ */
+export function systemArgs(network: boolean, tmpBytes?: number): string[] {
   const args = [
     "--unshare-user",
     "--unshare-pid",
@@ -75,23 +125,47 @@ function systemArgs(network: boolean): string[] {
     else if (st.isDirectory()) args.push("--ro-bind", dir, dir);
   }
   for (const entry of ETC_ENTRIES) args.push("--ro-bind-try", entry, entry);
-  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+  args.push("--proc", "/proc");
+  for (const p of PROC_READ_ONLY) args.push("--ro-bind-try", p, p);
+  for (const p of PROC_MASKED) if (existsSync(p)) args.push("--ro-bind", "/dev/null", p);
+  const size = tmpBytes === undefined ? [] : ["--size", String(tmpBytes)];
+  args.push("--dev", "/dev", "--perms", "1777", ...size, "--tmpfs", "/dev/shm");
+  args.push("--remount-ro", "/dev", "--perms", "1777", ...size, "--tmpfs", "/tmp");
   return args;
+}
+
+/**
+ * Shell text the command is prefixed with inside the sandbox: it reads the
+ * environment from its descriptor (so no value sits on a command line,
+ * where every host user could read it), then closes the descriptors handed
+ * to bubblewrap (it closes the seccomp and bind ones itself; the launcher
+ * closed every other one), so only stdin, stdout and stderr reach the command.
+ */
+function innerPrelude(fds: BwrapFds): string {
+  const handed = [fds.seccomp, fds.env, ...fds.binds.filter((fd) => fd !== undefined)];
+  return [
+    `while IFS= read -r -d '' mountbox_kv <&${fds.env}; do export "$mountbox_kv"; done`,
+    "unset mountbox_kv",
+    `exec ${handed.map((fd) => `${fd}<&-`).join(" ")}; `,
+  ].join("; ");
 }
 
 /**
  * The full bubblewrap argument vector for `bash -c command` in the planned
  * workspace. The new root is bubblewrap's own tmpfs; it is remounted
- * read-only at the end, so a write anywhere but a writable bind or `/tmp`
- * fails with EROFS instead of vanishing silently.
+ * read-only at the end, so a write anywhere but a writable bind, `/tmp` or
+ * `/dev/shm` fails with EROFS instead of vanishing silently.
  */
 export function buildBwrapArgs(plan: BindPlan, command: string, opts: BwrapArgsOptions): string[] {
-  const args = systemArgs(opts.network);
+  const args = systemArgs(opts.network, opts.tmpBytes);
   args.push("--dir", WORKSPACE);
   const masks: string[] = [];
-  for (const step of plan.steps) {
+  plan.steps.forEach((step, i) => {
     const dest = toWorkspacePath(step.virtual);
-    if (step.kind === "bind") {
+    const fd = opts.fds?.binds[i];
+    if (step.kind === "bind" && fd !== undefined) {
+      args.push(step.writable ? "--bind-fd" : "--ro-bind-fd", String(fd), dest);
+    } else if (step.kind === "bind") {
       args.push(step.writable ? "--bind" : "--ro-bind", step.host, dest);
     } else if (step.file) {
       args.push("--ro-bind", "/dev/null", dest);
@@ -99,77 +173,12 @@ export function buildBwrapArgs(plan: BindPlan, command: string, opts: BwrapArgsO
       args.push("--tmpfs", dest);
       masks.push(dest);
     }
-  }
+  });
   for (const dest of masks) args.push("--remount-ro", dest);
   args.push("--remount-ro", "/", "--chdir", WORKSPACE, "--clearenv");
-  for (const [k, v] of Object.entries(opts.env)) args.push("--setenv", k, v);
-  args.push("--", "/bin/bash", "-c", command);
+  if (opts.fds !== undefined) args.push("--seccomp", String(opts.fds.seccomp));
+  const prelude = opts.fds === undefined ? "" : innerPrelude(opts.fds);
+  // `--` so that a command starting with '-' is a command, not a bash option.
+  args.push("--", "/bin/bash", "-c", "--", `${prelude}${opts.prefix ?? ""}${command}`);
   return args;
-}
-
-/** Why bubblewrap cannot be used, or `undefined` if it can. */
-export type Unavailability = "missing" | "no-namespaces" | "unsupported-platform";
-
-const probes = new Map<string, Promise<Unavailability | undefined>>();
-
-/**
- * Finds the bubblewrap binary: the explicit path, else `MOUNTBOX_BWRAP`, else
- * `bwrap` on `PATH`. Returns the path even if it does not exist (the probe
- * then reports it missing).
- */
-export function locateBwrap(explicit?: string): string {
-  if (explicit !== undefined) return explicit;
-  const fromEnv = process.env.MOUNTBOX_BWRAP;
-  if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
-  for (const dir of (process.env.PATH ?? "/usr/bin:/bin").split(delimiter)) {
-    if (dir === "") continue;
-    const candidate = join(dir, "bwrap");
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here; keep looking
-    }
-  }
-  return "/usr/bin/bwrap";
-}
-
-/**
- * Checks, once per binary, that bubblewrap exists and can create the
- * namespaces used here. A success is cached; a failure is not (bubblewrap may
- * be installed later, and a failing probe is cheap).
- */
-export function probeBwrap(bwrapPath: string): Promise<Unavailability | undefined> {
-  if (process.platform !== "linux") return Promise.resolve("unsupported-platform");
-  const cached = probes.get(bwrapPath);
-  if (cached !== undefined) return cached;
-  const p = runProbe(bwrapPath);
-  probes.set(bwrapPath, p);
-  void p.then((r) => {
-    if (r !== undefined) probes.delete(bwrapPath);
-  });
-  return p;
-}
-
-function runProbe(bwrapPath: string): Promise<Unavailability | undefined> {
-  if (!existsSync(bwrapPath)) return Promise.resolve("missing");
-  return new Promise((resolve) => {
-    const args = [...systemArgs(false), "--", "/bin/sh", "-c", "exit 0"];
-    let child: ReturnType<typeof spawn>;
-    try {
-      child = spawn(bwrapPath, args, { stdio: "ignore" });
-    } catch {
-      resolve("missing");
-      return;
-    }
-    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    child.once("error", (err: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      resolve(err.code === "ENOENT" || err.code === "EACCES" ? "missing" : "no-namespaces");
-    });
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve(code === 0 ? undefined : "no-namespaces");
-    });
-  });
 }

@@ -1,22 +1,30 @@
 /**
  * `runCommand`: a shell command confined by the operating system to what a
  * sandbox permits (DESIGN §8). On Linux it runs `bash -c` under bubblewrap,
- * with the sandbox's areas bound under `/workspace`.
+ * with the sandbox's areas bound under `/workspace`. The pieces: `bind-plan`
+ * (what is bound where), `bind-fds` (pinning it), `bwrap` (the arguments),
+ * `bwrap-binary` (which bubblewrap), `seccomp`, `limits`, `cgroup`,
+ * `launch` (descriptors, cgroups, start) and `process` (output, timeout).
  */
-import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
-import { constants as osConstants, tmpdir } from "node:os";
-import { formatPathList, IoError, OsSandboxUnavailableError } from "../errors.js";
+import { tmpdir } from "node:os";
+import { formatPathList, OsSandboxUnavailableError } from "../errors.js";
 import type { Policy } from "../sandbox/policy.js";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
 import { type BindPlan, planBinds, toWorkspacePath, WORKSPACE } from "./bind-plan.js";
+import { DEFAULT_ENV } from "./bwrap.js";
+import { checkBwrapTrust, locateBwrap, probeBwrap, type Unavailability } from "./bwrap-binary.js";
+import { runConfined } from "./launch.js";
 import {
-  buildBwrapArgs,
-  DEFAULT_ENV,
-  locateBwrap,
-  probeBwrap,
-  type Unavailability,
-} from "./bwrap.js";
+  type CheckedLimits,
+  type CommandLimits,
+  checkLimits,
+  describeLimitHits,
+  type LimitHits,
+} from "./limits.js";
+import { type RawResult, runProcess } from "./process.js";
+import { detectSeccompArch } from "./seccomp.js";
+
+export type { CommandLimits } from "./limits.js";
 
 /** Options of {@link runCommand}. */
 export interface RunCommandOptions {
@@ -43,9 +51,25 @@ export interface RunCommandOptions {
   unsafeAllowUnconfined?: boolean;
   /**
    * Path of the bubblewrap binary. Default: `MOUNTBOX_BWRAP` from the
-   * environment, else `bwrap` on `PATH`.
+   * environment, else the first of `/usr/bin/bwrap`, `/bin/bwrap`,
+   * `/usr/sbin/bwrap`, `/usr/local/bin/bwrap` (never `PATH`). It must be
+   * owned by root (or the current user), writable by no one else, and
+   * outside the sandbox's folders.
    */
   bwrapPath?: string;
+  /**
+   * Kernel-enforced limits (defaults: 2048 MiB memory per process, 256
+   * processes, 512 MiB for `/tmp` and for `/dev/shm`, 600 CPU seconds per
+   * process). A command that hits one gets a note saying which.
+   */
+  limits?: CommandLimits;
+  /**
+   * Write the command's stdout and stderr straight to this process's own
+   * (bytes and interleaving exact, nothing captured: `stdout`/`stderr` in
+   * the result are empty and notes that depend on them are not made).
+   * Default false.
+   */
+  passThrough?: boolean;
 }
 
 /** What a command did. */
@@ -84,6 +108,8 @@ interface Checked {
   signal: AbortSignal | undefined;
   unsafeAllowUnconfined: boolean;
   bwrapPath: string | undefined;
+  limits: CheckedLimits;
+  passThrough: boolean;
 }
 
 /**
@@ -96,9 +122,17 @@ interface Checked {
  * working directory) at their virtual paths — readable areas read-only,
  * writable areas read-write, read-only mounts kept read-only, areas the
  * sandbox cannot read absent. Virtual `/src/a.ts` is `/workspace/src/a.ts`.
+ * The command runs as the host user (uid 0 when the host is root, so that
+ * what it writes belongs to the same owner as the rest of the sandbox) with
+ * no capability, `/proc/sys` and the other kernel knobs read-only, a seccomp
+ * filter (no keyring, modules, clocks, mounts, new namespaces or set-id
+ * bits), only descriptors 0–2, and kernel-enforced `limits`. Mount sources
+ * must still be the folders they were when the sandbox was created.
  *
- * @throws OsSandboxUnavailableError if bubblewrap is missing or cannot create
- *   namespaces (unless `unsafeAllowUnconfined`)
+ * @throws OsSandboxUnavailableError if bubblewrap is missing, untrusted, too
+ *   old or cannot create namespaces (unless `unsafeAllowUnconfined`)
+ * @throws IoError if a mount source was moved or replaced since the sandbox
+ *   was created, or a mount point cannot be made without following a link
  * @throws TypeError on bad arguments
  */
 export async function runCommand(
@@ -113,18 +147,41 @@ export async function runCommand(
   const opts = checkOptions(options);
   if (opts.signal?.aborted) throw new TypeError("runCommand: the signal is already aborted");
 
-  const bwrap = locateBwrap(opts.bwrapPath);
-  const unavailable = await probeBwrap(bwrap);
-  if (unavailable !== undefined) {
-    if (!opts.unsafeAllowUnconfined) throw unavailableError(unavailable);
-    return runUnconfined(policy, command, opts, unavailable);
+  const found = await findBwrap(policy, opts.bwrapPath);
+  if ("why" in found) {
+    if (!opts.unsafeAllowUnconfined) throw unavailableError(found.why);
+    return runUnconfined(policy, command, opts, found.why);
   }
   const plan = planBinds(policy);
-  createMountPoints(plan);
-  const args = buildBwrapArgs(plan, command, { network: opts.network, env: opts.env });
-  const raw = await runProcess(bwrap, args, undefined, opts);
+  const raw = await runConfined(policy, plan, {
+    bwrap: found.path,
+    command,
+    network: opts.network,
+    env: opts.env,
+    limits: opts.limits,
+    timeoutMs: opts.timeoutMs,
+    maxOutputBytes: opts.maxOutputBytes,
+    signal: opts.signal,
+    passThrough: opts.passThrough,
+  });
   raw.stderr = redactBwrapLines(raw.stderr, plan);
-  return finish(raw, policy, opts, true);
+  return finish(raw, policy, opts, true, raw.hits);
+}
+
+/** The trusted bubblewrap to run (its real path), or why there is none. */
+async function findBwrap(
+  policy: Policy,
+  explicit: string | undefined,
+): Promise<{ path: string } | { why: Unavailability }> {
+  if (process.platform !== "linux" || detectSeccompArch() === undefined)
+    return { why: "unsupported-platform" };
+  const trust = checkBwrapTrust(
+    locateBwrap(explicit),
+    policy.table.mounts.map((m) => m.source),
+  );
+  if ("why" in trust) return trust;
+  const why = await probeBwrap(trust.real);
+  return why === undefined ? { path: trust.real } : { why };
 }
 
 /**
@@ -161,6 +218,8 @@ function checkOptions(o: RunCommandOptions): Checked {
     "signal",
     "unsafeAllowUnconfined",
     "bwrapPath",
+    "limits",
+    "passThrough",
   ]);
   for (const k of Object.keys(o))
     if (!known.has(k)) throw new TypeError(`runCommand: unknown option '${k}'`);
@@ -170,7 +229,7 @@ function checkOptions(o: RunCommandOptions): Checked {
   const maxOutputBytes = o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   if (!Number.isInteger(maxOutputBytes) || maxOutputBytes <= 0)
     throw new TypeError("runCommand: maxOutputBytes must be a positive integer (bytes)");
-  for (const k of ["network", "unsafeAllowUnconfined"] as const) {
+  for (const k of ["network", "unsafeAllowUnconfined", "passThrough"] as const) {
     if (o[k] !== undefined && typeof o[k] !== "boolean")
       throw new TypeError(`runCommand: ${k} must be a boolean`);
   }
@@ -200,34 +259,24 @@ function checkOptions(o: RunCommandOptions): Checked {
     signal: o.signal,
     unsafeAllowUnconfined: o.unsafeAllowUnconfined ?? false,
     bwrapPath: o.bwrapPath,
+    limits: checkLimits(o.limits),
+    passThrough: o.passThrough ?? false,
   };
 }
 
 function unavailableError(why: Unavailability): OsSandboxUnavailableError {
-  const reason =
-    why === "missing"
-      ? "bubblewrap (bwrap) was not found. Install it (e.g. `apt install bubblewrap`)"
-      : why === "no-namespaces"
-        ? "bubblewrap cannot create the namespaces it needs here (user namespaces may be disabled, e.g. by kernel.unprivileged_userns_clone=0 or a container's seccomp policy)"
-        : `there is no OS sandbox for this platform (${process.platform}); only Linux with bubblewrap is supported`;
+  const reasons: Record<Unavailability, string> = {
+    missing: "bubblewrap (bwrap) was not found. Install it (e.g. `apt install bubblewrap`)",
+    "too-old": "the installed bubblewrap is too old (0.6 or newer is needed)",
+    untrusted:
+      "the bubblewrap binary is not trusted (it must be an absolute path to a file owned by root or the current user, writable by no one else, in folders only they can change, and outside the sandbox's folders; set MOUNTBOX_BWRAP or bwrapPath to a system copy)",
+    "no-namespaces":
+      "bubblewrap cannot create the namespaces it needs here (user namespaces may be disabled, e.g. by kernel.unprivileged_userns_clone=0 or a container's seccomp policy)",
+    "unsupported-platform": `there is no OS sandbox for this platform (${process.platform}, ${process.arch}); only Linux on x86_64 or arm64 with bubblewrap is supported`,
+  };
   return new OsSandboxUnavailableError(
-    `Cannot run the command: OS sandboxing is unavailable: ${reason}. The command was not run. To run commands without OS confinement anyway, pass unsafeAllowUnconfined: true (not recommended).`,
+    `Cannot run the command: OS sandboxing is unavailable: ${reasons[why]}. The command was not run. To run commands without OS confinement anyway, pass unsafeAllowUnconfined: true (not recommended).`,
   );
-}
-
-/** Creates empty mount-point folders inside parent binds (as Docker does). */
-function createMountPoints(plan: BindPlan): void {
-  for (const host of plan.mountPoints) {
-    try {
-      mkdirSync(host, { recursive: true, mode: 0o755 });
-    } catch {
-      const step = plan.steps.find((s) => s.host !== "" && host.endsWith(s.virtual));
-      throw new IoError(
-        `Cannot run the command: the mount point for '${step?.virtual ?? "a mount"}' could not be created in its parent folder.`,
-        step?.virtual,
-      );
-    }
-  }
 }
 
 /** bubblewrap's own messages name host paths: show their virtual places instead. */
@@ -262,154 +311,38 @@ async function runUnconfined(
       // try the next area
     }
   }
-  const raw = await runProcess("/bin/bash", ["-c", command], cwd, opts);
+  const raw = await runProcess({
+    file: "/bin/bash",
+    args: ["-c", "--", command],
+    cwd,
+    env: opts.env,
+    passThrough: opts.passThrough,
+    killGroupOnExit: true,
+    timeoutMs: opts.timeoutMs,
+    maxOutputBytes: opts.maxOutputBytes,
+    signal: opts.signal,
+  });
   const result = finish(raw, policy, opts, false);
   result.notes.unshift(
-    `This command ran WITHOUT OS confinement (${why === "missing" ? "bubblewrap is missing" : "OS sandboxing is unavailable"}; unsafeAllowUnconfined was set). File access was not restricted.`,
+    `This command ran WITHOUT OS confinement (${why === "missing" ? "bubblewrap is missing" : why === "untrusted" ? "the bubblewrap binary is not trusted" : "OS sandboxing is unavailable"}; unsafeAllowUnconfined was set). File access was not restricted.`,
   );
   return result;
-}
-
-/** What a process did, before notes are added. */
-interface RawResult {
-  exitCode: number;
-  stdout: string;
-  stderr: string;
-  timedOut: boolean;
-  aborted: boolean;
-  truncated: boolean;
-}
-
-/**
- * Spawns in its own process group, captures output up to the cap (the rest
- * is drained and dropped so the command never blocks on a full pipe), and
- * kills the whole group on timeout or abort. Under bubblewrap, killing the
- * outer process makes the namespace's init die (`--die-with-parent`), and the
- * kernel then kills everything left in the pid namespace.
- */
-function runProcess(
-  file: string,
-  args: string[],
-  cwd: string | undefined,
-  opts: Checked,
-): Promise<RawResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, {
-      cwd,
-      env: cwd === undefined ? {} : opts.env,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const out = new Capture(opts.maxOutputBytes);
-    const err = new Capture(opts.maxOutputBytes);
-    child.stdout.on("data", (b: Buffer) => out.push(b));
-    child.stderr.on("data", (b: Buffer) => err.push(b));
-    let timedOut = false;
-    let aborted = false;
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    let settled = false;
-    const killGroup = (): void => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, opts.timeoutMs);
-    const onAbort = (): void => {
-      aborted = true;
-      killGroup();
-    };
-    opts.signal?.addEventListener("abort", onAbort, { once: true });
-    let drainTimer: NodeJS.Timeout | undefined;
-    const done = (): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      clearTimeout(drainTimer);
-      opts.signal?.removeEventListener("abort", onAbort);
-      const code = exit?.code ?? null;
-      const sig = exit?.signal ?? null;
-      const exitCode =
-        code !== null ? code : 128 + (sig !== null ? (osConstants.signals[sig] ?? 9) : 9);
-      resolve({
-        exitCode,
-        stdout: out.text(),
-        stderr: err.text(),
-        timedOut,
-        aborted,
-        truncated: out.truncated || err.truncated,
-      });
-    };
-    child.once("error", (e: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      if (settled) return;
-      settled = true;
-      reject(
-        new IoError(
-          `Cannot run the command: the shell could not be started (${e.code ?? "error"}).`,
-        ),
-      );
-    });
-    child.once("exit", (code, signal) => {
-      exit = { code, signal };
-      // Unconfined, leftover background processes must not keep the pipes
-      // open forever: kill the group. (Confined, the pid namespace is gone.)
-      if (cwd !== undefined) killGroup();
-      drainTimer = setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
-        done();
-      }, 500);
-    });
-    child.once("close", done);
-  });
-}
-
-/** Collects a stream's bytes up to a cap. */
-class Capture {
-  readonly #cap: number;
-  readonly #chunks: Buffer[] = [];
-  #size = 0;
-  truncated = false;
-
-  constructor(cap: number) {
-    this.#cap = cap;
-  }
-
-  push(b: Buffer): void {
-    const room = this.#cap - this.#size;
-    if (room <= 0) {
-      this.truncated = true;
-      return;
-    }
-    if (b.length > room) {
-      this.truncated = true;
-      this.#chunks.push(b.subarray(0, room));
-      this.#size += room;
-      return;
-    }
-    this.#chunks.push(b);
-    this.#size += b.length;
-  }
-
-  text(): string {
-    const s = Buffer.concat(this.#chunks).toString("utf8");
-    // A cut in the middle of a multi-byte character leaves one U+FFFD: drop it.
-    return this.truncated && s.endsWith("\uFFFD") ? s.slice(0, -1) : s;
-  }
 }
 
 const WRITE_REFUSED = /Read-only file system|Permission denied|No such file or directory/;
 const NETWORK_FAILED =
   /Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable|Connection refused|getaddrinfo|ENOTFOUND|EAI_AGAIN|ENETUNREACH|ECONNREFUSED|Failed to connect|No address associated/i;
 
-function finish(raw: RawResult, policy: Policy, opts: Checked, confined: boolean): CommandResult {
+function finish(
+  raw: RawResult,
+  policy: Policy,
+  opts: Checked,
+  confined: boolean,
+  hits?: LimitHits,
+): CommandResult {
   const notes: string[] = [];
+  if (confined && hits !== undefined)
+    notes.push(...describeLimitHits(opts.limits, raw.exitCode, raw.stderr, hits));
   if (raw.timedOut)
     notes.push(
       `The command was stopped after ${opts.timeoutMs} ms (timeout); every process it started was killed.`,

@@ -18,6 +18,9 @@ export interface Mount extends ParsedMount {
   readonly source: string;
   /** True if another mount's source is this one's or lies inside it (map-back may differ). */
   readonly hasNestedSource: boolean;
+  /** Device and inode of the source when the sandbox was created (OS enforcement checks them). */
+  readonly dev: number;
+  readonly ino: number;
 }
 
 /** A host-path prefix an LLM might paste, and the virtual path it stands for. */
@@ -57,9 +60,10 @@ export class MountTable {
             : ["mounts", i - 1, "source"];
       const given = isAbsolute(m.source) ? resolve(m.source) : resolve(basePath, m.source);
       let source: string;
+      let st: ReturnType<typeof statSync>;
       try {
         source = realpathLoose(given);
-        const st = statSync(source, { throwIfNoEntry: false });
+        st = statSync(source, { throwIfNoEntry: false });
         if (!st) {
           issues.push({
             path: key,
@@ -75,7 +79,7 @@ export class MountTable {
         issues.push({ path: key, message: `the folder for '${m.target}' cannot be opened` });
         return;
       }
-      real.push({ ...m, source });
+      real.push({ ...m, source, dev: st.dev, ino: st.ino });
       for (const host of new Set([given, source]))
         if (host !== "/") hints.push({ host, target: m.target });
     });

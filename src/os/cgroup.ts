@@ -1,0 +1,185 @@
+/**
+ * A cgroup per confined command, where the host lets us make one: it caps the
+ * number of processes (which RLIMIT_NPROC cannot do for the host's root user)
+ * and the memory of the whole command. Best effort: without a writable pids
+ * or memory controller (most unprivileged hosts, many containers) the rlimits
+ * set inside the sandbox are all there is.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { CheckedLimits, LimitHits } from "./limits.js";
+
+const CGROUP_ROOT = "/sys/fs/cgroup";
+
+/** The cgroup(s) made for one command. */
+export interface CommandCgroup {
+  /** `cgroup.procs` files the launcher writes its own pid into before starting bubblewrap. */
+  procsFiles: string[];
+  /** Which limits the kernel reported as hit. */
+  readHits(): LimitHits;
+  /** Removes the cgroups (once every process in them is gone). */
+  remove(): Promise<void>;
+}
+
+/** One limit-carrying cgroup folder and how to read its counters. */
+interface Made {
+  dir: string;
+  hits: () => Partial<LimitHits>;
+}
+
+/**
+ * Makes the cgroups for one command, or returns `undefined` when none can be
+ * made here. Never throws.
+ */
+export function createCommandCgroup(l: CheckedLimits): CommandCgroup | undefined {
+  const own = readOwnCgroups();
+  if (own === undefined) return undefined;
+  const made: Made[] = [];
+  const name = `mountbox-${process.pid}-${randomBytes(6).toString("hex")}`;
+  const v2 = own.get("");
+  if (v2 !== undefined && own.size === 1) {
+    const files: [string, string][] = [
+      ["pids.max", String(l.processes)],
+      ["memory.max", String(l.memoryMb * 1024 * 1024)],
+    ];
+    // Our own cgroup first; if it has no controllers to give (a cgroup with
+    // processes cannot enable them for children), the hierarchy's root.
+    const dir =
+      makeChild(join(CGROUP_ROOT, v2), name, files) ??
+      (v2 === "/" ? undefined : makeChild(CGROUP_ROOT, name, files));
+    if (dir !== undefined)
+      made.push({
+        dir,
+        hits: () => ({
+          processes: counter(join(dir, "pids.events"), "max") > 0,
+          // Only kills: "max" also counts reclaim at the limit (heavy file I/O).
+          memory: counter(join(dir, "memory.events"), "oom_kill") > 0,
+        }),
+      });
+  } else {
+    const pids = own.get("pids");
+    if (pids !== undefined) {
+      const dir = makeChild(join(CGROUP_ROOT, "pids", pids), name, [
+        ["pids.max", String(l.processes)],
+      ]);
+      if (dir !== undefined)
+        made.push({
+          dir,
+          hits: () => ({ processes: counter(join(dir, "pids.events"), "max") > 0 }),
+        });
+    }
+    const memory = own.get("memory");
+    if (memory !== undefined) {
+      const dir = makeChild(join(CGROUP_ROOT, "memory", memory), name, [
+        ["memory.limit_in_bytes", String(l.memoryMb * 1024 * 1024)],
+      ]);
+      if (dir !== undefined)
+        made.push({
+          dir,
+          // Only kills: failcnt also counts reclaim at the limit (heavy file I/O).
+          hits: () => ({ memory: counter(join(dir, "memory.oom_control"), "oom_kill") > 0 }),
+        });
+    }
+  }
+  if (made.length === 0) return undefined;
+  return {
+    procsFiles: made.map((m) => join(m.dir, "cgroup.procs")),
+    readHits: () => {
+      const out: LimitHits = { memory: false, processes: false };
+      for (const m of made) {
+        const h = m.hits();
+        out.memory ||= h.memory === true;
+        out.processes ||= h.processes === true;
+      }
+      return out;
+    },
+    remove: () => removeAll(made.map((m) => m.dir)),
+  };
+}
+
+/**
+ * This process's cgroup per controller (`""` for the unified hierarchy), or
+ * `undefined` if /proc/self/cgroup cannot be read.
+ */
+function readOwnCgroups(): Map<string, string> | undefined {
+  let text: string;
+  try {
+    text = readFileSync("/proc/self/cgroup", "utf8");
+  } catch {
+    return undefined;
+  }
+  const out = new Map<string, string>();
+  for (const line of text.split("\n")) {
+    const m = /^\d+:([^:]*):(\/.*)$/.exec(line);
+    if (m === null) continue;
+    for (const c of m[1]!.split(",")) out.set(c, m[2]!);
+  }
+  return out;
+}
+
+/**
+ * Makes `parent/name` and writes its limit files (each one the controller
+ * offers); undefined, and nothing left behind, if none could be written.
+ */
+function makeChild(parent: string, name: string, files: [string, string][]): string | undefined {
+  const dir = join(parent, name);
+  try {
+    mkdirSync(dir);
+  } catch {
+    return undefined;
+  }
+  let written = 0;
+  for (const [f, v] of files) {
+    try {
+      writeFileSync(join(dir, f), v);
+      written++;
+    } catch {
+      // this controller is not available here
+    }
+  }
+  if (written > 0) return dir;
+  try {
+    rmdirSync(dir);
+  } catch {
+    // nothing more to do
+  }
+  return undefined;
+}
+
+/** A `key value` counter from a cgroup events file; 0 if absent. */
+function counter(file: string, key: string): number {
+  try {
+    const line = readFileSync(file, "utf8")
+      .split("\n")
+      .find((l) => l.startsWith(`${key} `));
+    return line === undefined ? 0 : Number(line.slice(key.length + 1)) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Removes each folder, retrying briefly while the kernel reaps the last
+ * processes (cgroup v2 `cgroup.kill` first makes sure none is left).
+ */
+async function removeAll(dirs: string[]): Promise<void> {
+  for (const dir of dirs) {
+    try {
+      writeFileSync(join(dir, "cgroup.kill"), "1");
+    } catch {
+      // cgroup v1, or a kernel before 5.14: the pid namespace is gone anyway
+    }
+    for (let attempt = 0; attempt < 500; attempt++) {
+      try {
+        rmdirSync(dir);
+        break;
+      } catch (err) {
+        // Only "still in use" is worth waiting for.
+        if ((err as NodeJS.ErrnoException).code !== "EBUSY") break;
+        // Polled briefly: the last processes are usually reaped within a few ms.
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    }
+  }
+}
