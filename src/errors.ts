@@ -284,10 +284,29 @@ export function formatPathList(paths: readonly string[]): string {
   return paths.length === 0 ? "none" : paths.join(", ");
 }
 
+// Strings a worker supplied reach a host's events, logs and error messages: a
+// path may hold a newline or terminal escape sequences that would forge log
+// lines or drive the operator's terminal.
+/** C0 and C1 control characters, DEL, and the Unicode line and bidi controls. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * `s` with every control character written JSON-style (`\n`, `\t`,
+ * `\u001b`, …; others as `\uXXXX`), backslashes left as they are.
+ * Printable text, including non-ASCII letters, is unchanged.
+ */
+export function escapeControl(s: string): string {
+  return s.replace(CONTROL, (c) => {
+    const json = JSON.stringify(c).slice(1, -1);
+    // JSON leaves C1, DEL and the Unicode controls as they are: spell them out.
+    return json.length > 1 ? json : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  });
+}
+
 /** Quotes a user-supplied path for a message, escaping control characters. */
 export function quotePath(path: string): string {
   const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
-  return `'${shown.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)}'`;
+  return `'${escapeControl(shown)}'`;
 }
 
 /**

@@ -10,15 +10,33 @@
  * no `op` and are refused like any other malformed request.
  */
 import type { MessagePort } from "node:worker_threads";
-import { ioError, SandboxError } from "../errors.js";
+import { escapeControl, ioError, SandboxError } from "../errors.js";
 import type { FileEdit, Sandbox } from "../sandbox/sandbox.js";
+import { defaultScheduler, type FairScheduler } from "./fair-scheduler.js";
 import { measureMessage } from "./message-size.js";
-import { DELEGATE_OP, INVALID_REQUEST, type PortReply, type WireError } from "./protocol.js";
+import {
+  ACK_OP,
+  DELEGATE_OP,
+  INVALID_REQUEST,
+  type PortReply,
+  type WireError,
+} from "./protocol.js";
 
 /** Default cap on one message's payload (strings count 2 bytes per code unit). */
 export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 /** Default cap on requests one worker may have in flight at once. */
 export const DEFAULT_MAX_IN_FLIGHT = 256;
+/**
+ * Default budget of bytes one worker may have in flight: requests received
+ * and not yet answered, plus big replies not yet acknowledged.
+ */
+export const DEFAULT_MAX_BYTES_IN_FLIGHT = 128 * 1024 * 1024;
+/** Operations of one worker running at once; the rest wait in order. */
+const MAX_RUNNING = 4;
+/** Replies at least this big are counted until the thread acknowledges them. */
+const ACK_THRESHOLD = 64 * 1024;
+/** Longest operation name accepted. */
+const MAX_OP_CHARS = 64;
 /** Longest path or glob string accepted; the sandbox itself rejects paths over 4096 bytes. */
 const MAX_PATH_CHARS = 16 * 1024;
 /** Most edits accepted in one `editFile` call. */
@@ -38,6 +56,19 @@ export interface PortServerOptions {
   maxMessageBytes?: number;
   /** Requests in flight per worker; more are refused with an error. Default 256. */
   maxInFlight?: number;
+  /**
+   * Bytes in flight per worker: requests not yet answered plus replies of
+   * 64 KiB or more not yet acknowledged by the thread. A request that would
+   * exceed it is refused; no operation starts while it is exceeded. Default
+   * 128 MiB; at least `maxMessageBytes` is used.
+   */
+  maxBytesInFlight?: number;
+  /**
+   * The scheduler that shares the host among agents: give every port server
+   * of one host the same one ({@link createFairScheduler}). Default: one
+   * scheduler shared by the whole process.
+   */
+  scheduler?: FairScheduler;
   /**
    * Called once for an oversized message, which is then dropped. A thread's
    * `resourceLimits` do not cover ArrayBuffers, so the owner should terminate
@@ -66,7 +97,11 @@ export interface PortServerOptions {
 export interface PortServer {
   /** Requests currently being served. */
   readonly inFlight: number;
-  /** Stops serving and closes the port. Replies still pending are dropped. */
+  /**
+   * Stops serving and closes the port. Queued operations never start;
+   * running ones stop at their next safe point (a move or tree operation is
+   * rolled back); replies still pending are dropped.
+   */
   close(): void;
 }
 
@@ -78,7 +113,7 @@ interface Checked {
 
 type Handler = {
   check: (args: unknown[]) => Checked | string;
-  run: (sandbox: Sandbox, args: unknown[]) => unknown;
+  run: (sandbox: Sandbox, args: unknown[], signal: AbortSignal) => unknown;
 };
 
 /**
@@ -93,7 +128,19 @@ export function serveSandbox(
 ): PortServer {
   const maxBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const maxInFlight = opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
+  const maxBytesInFlight = Math.max(maxBytes, opts.maxBytesInFlight ?? DEFAULT_MAX_BYTES_IN_FLIGHT);
+  const lane = (opts.scheduler ?? defaultScheduler).openLane();
+  const stop = new AbortController();
   const pending = new Set<number>();
+  /** Big replies sent and not yet acknowledged, by request id. */
+  const unacked = new Map<number, number>();
+  /** Admitted operations waiting for a running slot, in arrival order. */
+  const waiting: (() => void)[] = [];
+  let running = 0;
+  /** Bytes of requests admitted and not yet answered. */
+  let requestBytes = 0;
+  /** Bytes of big replies sent and not yet acknowledged. */
+  let replyBytes = 0;
   let closed = false;
 
   const reply = (msg: PortReply): void => {
@@ -138,6 +185,80 @@ export function serveSandbox(
     opts.onViolation?.({ kind: "oversize", bytes, limit: maxBytes });
   };
 
+  /**
+   * Starts waiting operations while a slot is free and unacknowledged
+   * replies are within budget: a thread that stops reading its port stops
+   * getting work done, instead of piling replies up in the host.
+   */
+  const pump = (): void => {
+    while (
+      !closed &&
+      waiting.length > 0 &&
+      running < MAX_RUNNING &&
+      replyBytes < maxBytesInFlight
+    ) {
+      running++;
+      lane.submit(waiting.shift()!);
+    }
+  };
+
+  const execute = (id: number, op: string, handler: Handler, checked: Checked): void => {
+    const report =
+      opts.onOperation && op !== DELEGATE_OP
+        ? (err: unknown) =>
+            opts.onOperation?.(
+              op,
+              typeof checked.args[0] === "string" ? escapeControl(checked.args[0]) : undefined,
+              err === undefined
+                ? undefined
+                : err instanceof SandboxError
+                  ? escapePathOf(err)
+                  : ioError(op, undefined, "unexpected error"),
+            )
+        : undefined;
+    // A delegation waits on another agent, not on the host: it takes no
+    // running slot (maxAgents bounds it), so a caller may fan out.
+    const takesSlot = op !== DELEGATE_OP;
+    const settle = (ok: boolean, valueOrError: unknown): void => {
+      if (takesSlot) running--;
+      requestBytes -= checked.bytes;
+      pending.delete(id);
+      if (closed) return;
+      report?.(ok ? undefined : valueOrError);
+      if (!ok) reply({ id, ok: false, error: toWireError(valueOrError, op, checked.args, opts) });
+      else {
+        // Stops counting past the budget: the exact size of a huge reply does not matter.
+        const size = measureMessage(valueOrError, maxBytesInFlight, 10_000_000);
+        if (size >= ACK_THRESHOLD) {
+          unacked.set(id, size);
+          replyBytes += size;
+          reply({ id, ok: true, value: valueOrError, ack: true });
+        } else reply({ id, ok: true, value: valueOrError });
+      }
+      pump();
+    };
+    const task = (): void => {
+      if (closed) return;
+      let result: unknown;
+      try {
+        result = handler.run(sandbox, checked.args, stop.signal);
+      } catch (err) {
+        settle(false, err);
+        return;
+      }
+      Promise.resolve(result).then(
+        (value) => settle(true, value),
+        (err: unknown) => settle(false, err),
+      );
+    };
+    if (!takesSlot) {
+      lane.submit(task);
+      return;
+    }
+    waiting.push(task);
+    pump();
+  };
+
   const onMessage = (data: unknown): void => {
     if (closed) return;
     const req = readRequest(data);
@@ -157,6 +278,15 @@ export function serveSandbox(
       return;
     }
     const { id, op, args } = req;
+    if (op === ACK_OP && args.length === 0) {
+      const size = unacked.get(id);
+      if (size !== undefined) {
+        unacked.delete(id);
+        replyBytes -= size;
+        pump();
+      }
+      return;
+    }
     const handler = op === DELEGATE_OP && opts.onDelegate ? delegateHandler(opts) : HANDLERS[op];
     if (handler === undefined) {
       const size = measureMessage(args, maxBytes);
@@ -164,7 +294,7 @@ export function serveSandbox(
         violate(size);
         return;
       }
-      refuse(id, `Unknown operation ${JSON.stringify(op.slice(0, 64))}.`);
+      refuse(id, `Unknown operation ${JSON.stringify(op)}.`);
       return;
     }
     const checked = handler.check(args);
@@ -189,41 +319,17 @@ export function serveSandbox(
       refuse(id, `Too many requests in flight (at most ${maxInFlight}).`);
       return;
     }
-    pending.add(id);
-    const report =
-      opts.onOperation && op !== DELEGATE_OP
-        ? (err: unknown) =>
-            opts.onOperation?.(
-              op,
-              typeof checked.args[0] === "string" ? checked.args[0] : undefined,
-              err === undefined
-                ? undefined
-                : err instanceof SandboxError
-                  ? err
-                  : ioError(op, undefined, "unexpected error"),
-            )
-        : undefined;
-    let result: unknown;
-    try {
-      result = handler.run(sandbox, checked.args);
-    } catch (err) {
-      pending.delete(id);
-      report?.(err);
-      reply({ id, ok: false, error: toWireError(err, op, checked.args, opts) });
+    const inFlight = requestBytes + replyBytes;
+    if (inFlight > 0 && inFlight + checked.bytes > maxBytesInFlight) {
+      refuse(
+        id,
+        `Too many bytes in flight (at most ${maxBytesInFlight}); wait for earlier requests to finish.`,
+      );
       return;
     }
-    Promise.resolve(result).then(
-      (value) => {
-        pending.delete(id);
-        report?.(undefined);
-        reply({ id, ok: true, value });
-      },
-      (err: unknown) => {
-        pending.delete(id);
-        report?.(err);
-        reply({ id, ok: false, error: toWireError(err, op, checked.args, opts) });
-      },
-    );
+    pending.add(id);
+    requestBytes += checked.bytes;
+    execute(id, op, handler, checked);
   };
 
   const onMessageError = (): void => {
@@ -240,6 +346,9 @@ export function serveSandbox(
     close() {
       if (closed) return;
       closed = true;
+      waiting.length = 0;
+      lane.close();
+      stop.abort();
       port.off("message", onMessage);
       port.off("messageerror", onMessageError);
       port.close();
@@ -260,7 +369,8 @@ function readRequest(data: unknown): { id: number; op: string; args: unknown[] }
     return "a request must be an object { id, op, args }";
   const { id, op, args } = data as { id: unknown; op: unknown; args: unknown };
   if (!isId(id)) return "id must be a non-negative integer";
-  if (typeof op !== "string") return "op must be a string";
+  if (typeof op !== "string" || op.length > MAX_OP_CHARS)
+    return `op must be an operation name of at most ${MAX_OP_CHARS} characters`;
   if (!Array.isArray(args) || Object.getPrototypeOf(args) !== Array.prototype)
     return "args must be an array";
   if (args.length > 8) return "too many arguments";
@@ -432,7 +542,8 @@ const HANDLERS: Record<string, Handler | undefined> = Object.assign(Object.creat
   },
   listFiles: {
     check: checkList,
-    run: (sb, a) => sb.listFiles(a[0] as string | undefined, a[1] as string | undefined),
+    run: (sb, a, signal) =>
+      sb.listFiles(a[0] as string | undefined, a[1] as string | undefined, { signal }),
   },
   stat: {
     check: pathsOnly(1),
@@ -445,11 +556,11 @@ const HANDLERS: Record<string, Handler | undefined> = Object.assign(Object.creat
   mkdir: { check: pathsOnly(1), run: (sb, a) => sb.mkdir(s(a[0])) },
   remove: {
     check: withOptions(1, ["recursive"]),
-    run: (sb, a) => sb.remove(s(a[0]), o(a[1])),
+    run: (sb, a, signal) => sb.remove(s(a[0]), { ...o(a[1]), signal }),
   },
   move: {
     check: withOptions(2, ["overwrite"]),
-    run: (sb, a) => sb.move(s(a[0]), s(a[1]), o(a[2])),
+    run: (sb, a, signal) => sb.move(s(a[0]), s(a[1]), { ...o(a[2]), signal }),
   },
   canRead: { check: pathsOnly(1), run: (sb, a) => sb.canRead(s(a[0])) },
   canWrite: { check: pathsOnly(1), run: (sb, a) => sb.canWrite(s(a[0])) },
@@ -481,6 +592,13 @@ function delegateHandler(opts: PortServerOptions): Handler {
     run: (_sb, a) =>
       opts.onDelegate?.(s(a[0]), a[1], (a[2] as Record<string, unknown> | undefined) ?? {}),
   };
+}
+
+/** `err`, or a copy whose `path` has its control characters escaped (events show it). */
+function escapePathOf(err: SandboxError): SandboxError {
+  if (err.path === undefined) return err;
+  const path = escapeControl(err.path);
+  return path === err.path ? err : SandboxError.fromJSON({ ...err.toJSON(), path });
 }
 
 function exactBytes(b: Uint8Array): Uint8Array {

@@ -3,16 +3,43 @@
  * matches a glob. Walks never follow a directory link (no loops, no
  * escapes), list mounted files under their targets, and skip what a mount
  * shadows.
+ *
+ * A big tree must not hold the host's event loop: folders are read
+ * asynchronously, and the walk yields (`setImmediate`) whenever it has run
+ * for a few milliseconds since it last did, checking its `signal` each time.
  */
-import { type Dirent, readdirSync, realpathSync, statSync } from "node:fs";
+import { type Dirent, realpathSync, statSync } from "node:fs";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { ioError } from "../errors.js";
 import { compileGlob } from "./glob.js";
+import { type Pace, startPace, yieldIfDue } from "./pace.js";
 import type { Policy } from "./policy.js";
 import { isWithin, joinVirtual } from "./virtual-path.js";
 
-/** Lists readable regular files under `path` whose relative path matches `pattern`. */
-export async function listFiles(policy: Policy, path: string, pattern: string): Promise<string[]> {
+/** Where a walk stands: its pace and who may stop it. */
+interface Walk extends Pace {
+  signal: AbortSignal | undefined;
+  start: string;
+}
+
+/** Yields to the event loop if this walk has run long enough; throws once stopped. */
+async function breathe(pace: Walk): Promise<void> {
+  if (!(await yieldIfDue(pace))) return;
+  if (pace.signal?.aborted)
+    throw ioError("list", pace.start, "the agent stopped before it finished");
+}
+
+/**
+ * Lists readable regular files under `path` whose relative path matches
+ * `pattern`. `signal` stops a long walk at its next yield.
+ */
+export async function listFiles(
+  policy: Policy,
+  path: string,
+  pattern: string,
+  signal?: AbortSignal,
+): Promise<string[]> {
   const isMatch = compileGlob(pattern);
   const start = policy.normalize(path);
   if (start === null) throw policy.climbError(path, "read");
@@ -22,18 +49,20 @@ export async function listFiles(policy: Policy, path: string, pattern: string): 
     policy.resolveVirtual(start, "read", false);
   }
   const out: string[] = [];
+  const pace: Walk = { ...startPace(), signal, start };
   let found = false;
   for (const root of walkRoots(policy, start)) {
     const real = realDirOf(policy, root);
     if (real === undefined) continue;
     found = true;
-    walk(policy, root, real, start, isMatch, out);
+    await walk(policy, root, real, start, isMatch, out, pace);
   }
   if (!found) {
     if (isFile(policy, start))
       throw ioError("list", start, "it is a file, not a directory (use readFile)");
     throw policy.notFoundError(start);
   }
+  await breathe(pace);
   return [...new Set(out)].sort();
 }
 
@@ -77,27 +106,30 @@ function isFile(policy: Policy, v: string): boolean {
   }
 }
 
-function walk(
+async function walk(
   policy: Policy,
   vdir: string,
   realDir: string,
   start: string,
   isMatch: (s: string) => boolean,
   out: string[],
-): void {
+  pace: Walk,
+): Promise<void> {
   const owner = policy.table.lookup(vdir);
   let entries: Dirent[];
   try {
-    entries = readdirSync(realDir, { withFileTypes: true });
+    entries = await readdir(realDir, { withFileTypes: true });
   } catch {
     return; // unreadable or vanished directory: nothing to list there
   }
+  if (pace.signal?.aborted) throw ioError("list", start, "the agent stopped before it finished");
   for (const e of entries) {
+    await breathe(pace);
     const v = joinVirtual(vdir, e.name);
     if (policy.table.lookup(v) !== owner) continue; // shadowed by a mount (walked as its own root)
     if (e.isDirectory()) {
       if (policy.reachesBelow(v, "read"))
-        walk(policy, v, join(realDir, e.name), start, isMatch, out);
+        await walk(policy, v, join(realDir, e.name), start, isMatch, out, pace);
       continue;
     }
     if (!e.isFile() && !e.isSymbolicLink()) continue;

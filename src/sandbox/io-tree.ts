@@ -18,6 +18,7 @@ import { dirname, join } from "node:path";
 import { alreadyExists, fileTooLarge, ioError, wrapFsError } from "../errors.js";
 import { capFor, readBytes } from "./io-read.js";
 import { ensureRealDir, writeFile } from "./io-write.js";
+import { type Pace, startPace, yieldIfDue } from "./pace.js";
 import type { Policy } from "./policy.js";
 import { realpathLoose } from "./real-path.js";
 import { baseName, isWithin, joinVirtual, parentPath } from "./virtual-path.js";
@@ -59,28 +60,55 @@ function checkEntry(policy: Policy, v: string, real: string, isFile: boolean): v
   policy.checkReal(real, v, "write", isFile);
 }
 
-/** Checks every entry of a subtree for write access (no links followed). */
-function checkSubtree(policy: Policy, v: string, real: string, depth = 0): void {
+/**
+ * Checks every entry of a subtree for write access (no links followed),
+ * yielding to the event loop now and then (a big tree must not hold it).
+ */
+async function checkSubtree(
+  policy: Policy,
+  v: string,
+  real: string,
+  pace: Pace,
+  depth = 0,
+): Promise<void> {
   if (depth > MAX_DEPTH) throw ioError("change", v, "the directory tree is too deep");
   for (const e of readdirSync(real, { withFileTypes: true })) {
+    await yieldIfDue(pace);
     const child = joinVirtual(v, e.name);
     const childReal = join(real, e.name);
     checkEntry(policy, child, childReal, e.isFile());
-    if (e.isDirectory()) checkSubtree(policy, child, childReal, depth + 1);
+    if (e.isDirectory()) await checkSubtree(policy, child, childReal, pace, depth + 1);
   }
 }
 
-function removeTree(real: string): void {
+/** Deletes a checked tree, yielding now and then; never stopped halfway on purpose. */
+async function removeTree(real: string, pace: Pace): Promise<void> {
   for (const e of readdirSync(real, { withFileTypes: true })) {
+    await yieldIfDue(pace);
     const p = join(real, e.name);
-    if (e.isDirectory()) removeTree(p);
+    if (e.isDirectory()) await removeTree(p, pace);
     else unlinkSync(p);
   }
   rmdirSync(real);
 }
 
-/** Removes a file or link, or a directory (with contents only if `recursive`). */
-export async function remove(policy: Policy, path: string, recursive: boolean): Promise<void> {
+/** Throws if `signal` was aborted: the agent that asked is gone. */
+function checkNotStopped(signal: AbortSignal | undefined, op: string, v: string): void {
+  if (signal?.aborted)
+    throw ioError(op, v, "the agent stopped before it finished; nothing was changed");
+}
+
+/**
+ * Removes a file or link, or a directory (with contents only if `recursive`).
+ * `signal` is checked once the whole tree is checked, before anything is
+ * deleted; deleting itself is synchronous, so it is never cut short.
+ */
+export async function remove(
+  policy: Policy,
+  path: string,
+  recursive: boolean,
+  signal?: AbortSignal,
+): Promise<void> {
   const v = policy.normalize(path);
   if (v === null) throw policy.climbError(path, "write");
   try {
@@ -97,8 +125,10 @@ export async function remove(policy: Policy, path: string, recursive: boolean): 
       rmdirSync(real);
       return;
     }
-    checkSubtree(policy, v, real);
-    removeTree(real);
+    const pace = startPace();
+    await checkSubtree(policy, v, real, pace);
+    checkNotStopped(signal, "remove", v);
+    await removeTree(real, pace);
   } catch (err) {
     throw wrapFsError(err, "remove", v);
   }
@@ -109,16 +139,18 @@ export async function remove(policy: Policy, path: string, recursive: boolean): 
  * writable (protected names included) and every file within the size cap
  * there. Also refuses, before anything is copied, what cannot cross mounts.
  */
-function checkDestinationTree(
+async function checkDestinationTree(
   policy: Policy,
   src: string,
   dst: string,
   real: string,
   acrossMounts: boolean,
+  pace: Pace,
   depth = 0,
-): void {
+): Promise<void> {
   if (depth > MAX_DEPTH) throw ioError("move", src, "the directory tree is too deep");
   for (const e of readdirSync(real, { withFileTypes: true })) {
+    await yieldIfDue(pace);
     const target = joinVirtual(dst, e.name);
     const d = policy.deny(target, "write", e.isFile());
     if (d !== undefined) throw policy.denialError(d, target, "write");
@@ -132,12 +164,13 @@ function checkDestinationTree(
     const childReal = join(real, e.name);
     if (e.isFile()) checkSize(policy, target, statSync(childReal).size);
     if (e.isDirectory())
-      checkDestinationTree(
+      await checkDestinationTree(
         policy,
         joinVirtual(src, e.name),
         target,
         childReal,
         acrossMounts,
+        pace,
         depth + 1,
       );
   }
@@ -148,12 +181,17 @@ function checkSize(policy: Policy, dst: string, size: number): void {
   if (cap !== undefined && size > cap) throw fileTooLarge(dst, size, cap, "move");
 }
 
-/** Moves a file, link or directory; across mounts by verified copy, then delete. */
+/**
+ * Moves a file, link or directory; across mounts by verified copy, then
+ * delete. `signal` is checked between copied files and before the source is
+ * deleted: an aborted move removes what it copied and leaves the source.
+ */
 export async function move(
   policy: Policy,
   from: string,
   to: string,
   overwrite: boolean,
+  signal?: AbortSignal,
 ): Promise<void> {
   const src = policy.normalize(from);
   if (src === null) throw policy.climbError(from, "write");
@@ -167,7 +205,8 @@ export async function move(
     checkNoMountInside(policy, src, sReal);
     if (!st) throw policy.notFoundError(src);
     checkEntry(policy, src, sReal, st.isFile());
-    if (st.isDirectory()) checkSubtree(policy, src, sReal);
+    const pace = startPace();
+    if (st.isDirectory()) await checkSubtree(policy, src, sReal, pace);
     stage = dst;
     // The destination: a new entry in a verified, writable real folder.
     const dParent = policy.resolveVirtual(parentPath(dst), "write", false);
@@ -181,7 +220,7 @@ export async function move(
       throw ioError("move", dst, "a folder is already there; remove it first");
     const sameDevice = lstatSync(dirname(sReal)).dev === lstatSync(dirname(dReal)).dev;
     if (st.isFile()) checkSize(policy, dst, st.size);
-    if (st.isDirectory()) checkDestinationTree(policy, src, dst, sReal, !sameDevice);
+    if (st.isDirectory()) await checkDestinationTree(policy, src, dst, sReal, !sameDevice, pace);
     if (sameDevice) {
       if (!existing && !st.isDirectory()) {
         // No-clobber on the same device: link() fails if the name is taken.
@@ -200,15 +239,17 @@ export async function move(
     }
     if (st.isSymbolicLink()) throw ioError("move", src, "a link cannot be moved across mounts");
     try {
-      await copyAcross(policy, src, dst, st.isDirectory());
+      await copyAcross(policy, src, dst, st.isDirectory(), signal);
+      // A complete copy over an existing file cannot be undone: finish instead.
+      if (!existing) checkNotStopped(signal, "move", src);
     } catch (err) {
-      // Leave nothing half-copied behind.
-      if (!existing && st.isDirectory()) {
-        try {
-          removeTree(dReal);
-        } catch {
-          // best effort: the error below is what matters
-        }
+      // Leave nothing half-copied behind. A file copy is atomic: only a
+      // complete copy that was then stopped needs removing.
+      try {
+        if (!existing && st.isDirectory()) await removeTree(dReal, startPace());
+        else if (!existing && signal?.aborted) unlinkSync(dReal);
+      } catch {
+        // best effort: the error below is what matters
       }
       throw err;
     }
@@ -218,7 +259,14 @@ export async function move(
   }
 }
 
-async function copyAcross(policy: Policy, src: string, dst: string, isDir: boolean): Promise<void> {
+async function copyAcross(
+  policy: Policy,
+  src: string,
+  dst: string,
+  isDir: boolean,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  checkNotStopped(signal, "move", src);
   if (!isDir) {
     await writeFile(policy, dst, await readBytes(policy, src));
     return;
@@ -227,6 +275,12 @@ async function copyAcross(policy: Policy, src: string, dst: string, isDir: boole
   const dstDir = policy.resolveVirtual(dst, "write", false);
   ensureRealDir(policy, dstDir.real, dst);
   for (const e of readdirSync(real, { withFileTypes: true })) {
-    await copyAcross(policy, joinVirtual(src, e.name), joinVirtual(dst, e.name), e.isDirectory());
+    await copyAcross(
+      policy,
+      joinVirtual(src, e.name),
+      joinVirtual(dst, e.name),
+      e.isDirectory(),
+      signal,
+    );
   }
 }

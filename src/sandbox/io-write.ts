@@ -21,11 +21,11 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
 import { editFailed, fileTooLarge, ioError, SandboxError, wrapFsError } from "../errors.js";
 import { CREATE_FLAGS, realPathOfFd, runRaceHook } from "./fd-check.js";
 import { capFor, readBytes } from "./io-read.js";
 import type { Policy } from "./policy.js";
+import { diffTexts } from "./unified-diff.js";
 
 /**
  * Makes sure the real directory `realDir` exists, creating missing levels
@@ -186,10 +186,7 @@ export async function editFile(
     if (count > 1) throw editFailed(r.virtual, i, e.oldText, count);
     after = after.slice(0, first) + e.newText + after.slice(first + e.oldText.length);
   });
-  const diff = createTwoFilesPatch(r.virtual, r.virtual, before, after, undefined, undefined, {
-    context: 3,
-    headerOptions: FILE_HEADERS_ONLY,
-  });
+  const diff = diffTexts(r.virtual, before, after);
   if (!dryRun) writeAtomic(policy, r.virtual, r.real, Buffer.from(after, "utf8"));
   return { diff };
 }

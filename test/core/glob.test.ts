@@ -22,7 +22,7 @@ describe("compileGlob", () => {
   });
 
   it("refuses empty, over-long and overly complex patterns", () => {
-    for (const p of ["", "x".repeat(1001), "[a]*b*c*d*e", 42])
+    for (const p of ["", "x".repeat(1001), `${"{?,??}".repeat(32)}Z`, "{a,b}".repeat(9), 42])
       expect(() => compileGlob(p)).toThrow(IoError);
   });
 
