@@ -4,6 +4,39 @@
  */
 import { Bench } from "tinybench";
 
+/**
+ * `npm run bench -- --ci`: short runs, enough to catch a gross regression
+ * (a ratio below half its goal), not to record figures.
+ */
+export const CI_MODE = process.argv.includes("--ci");
+
+/** A measuring time, cut short in CI mode. */
+export function benchTime(ms: number): number {
+  return CI_MODE ? Math.min(ms, 200) : ms;
+}
+
+/**
+ * The numeric goal of a row (`"≥ 0.8×"` → at least 0.8; `"≤ 2×"` → at
+ * most 2), or undefined when it has none.
+ */
+export function parseGoal(goal: string | undefined): { min?: number; max?: number } | undefined {
+  const m = /^\s*([≥≤])\s*([0-9.]+)×/.exec(goal ?? "");
+  if (!m) return undefined;
+  const v = Number(m[2]);
+  return m[1] === "≥" ? { min: v } : { max: v };
+}
+
+/**
+ * True when a row's ratio is a gross regression: below half its "≥" goal,
+ * or above twice its "≤" goal.
+ */
+export function isGrossRegression(row: BenchRow): boolean {
+  const g = parseGoal(row.goal);
+  if (!g) return false;
+  if (g.min !== undefined) return row.ratio < g.min / 2;
+  return g.max !== undefined && row.ratio > g.max * 2;
+}
+
 /** One compared pair: a subject and its baseline, measured in the same run. */
 export interface BenchRow {
   /** What was measured, e.g. "resolve (4 levels deep)". */
@@ -58,7 +91,10 @@ export async function compare(
   baseline: () => unknown,
   opts: { time?: number; goal?: string; beforeEach?: () => Promise<void> } = {},
 ): Promise<BenchRow> {
-  const bench = new Bench({ time: opts.time ?? 500, warmupTime: 100 });
+  const bench = new Bench({
+    time: benchTime(opts.time ?? 500),
+    warmupTime: CI_MODE ? 20 : 100,
+  });
   // Time spent in beforeEach (e.g. letting a spare thread get ready) is not measured.
   const fnOpts = opts.beforeEach ? { beforeEach: opts.beforeEach } : {};
   bench.add(name, awaitable(subject), fnOpts).add(baselineName, awaitable(baseline), fnOpts);

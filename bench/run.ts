@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { BenchRow } from "./lib.js";
+import { type BenchRow, CI_MODE, isGrossRegression } from "./lib.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.argv.slice(2).filter((a) => !a.startsWith("--"));
@@ -17,11 +17,13 @@ const modules = readdirSync(here)
 
 const fmt = (hz: number) => (hz >= 1000 ? `${(hz / 1000).toFixed(1)}k` : hz.toFixed(1));
 const lines: string[] = [];
+const all: (BenchRow & { bench: string })[] = [];
 for (const file of modules) {
   const mod = (await import(pathToFileURL(join(here, file)).href)) as {
     default: () => Promise<BenchRow[]>;
   };
   const rows = await mod.default();
+  all.push(...rows.map((r) => ({ bench: file.replace(".bench.js", ""), ...r })));
   lines.push(`\n### ${file.replace(".bench.js", "")}\n`);
   lines.push(
     "| measured | ops/s | baseline | ops/s | ratio | goal |",
@@ -55,4 +57,17 @@ if (process.argv.includes("--write")) {
   const notes = old.includes(MARK) ? old.slice(old.indexOf(MARK)) : `${MARK}\n`;
   writeFileSync(file, `${header.join("\n")}\n${lines.join("\n")}\n\n${notes}`);
   console.log("\nwrote bench/RESULTS.md");
+}
+
+// bench/results.json: every row of this run, machine-readable (CI reads it).
+writeFileSync(
+  join(here, "../../bench/results.json"),
+  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, machine, ci: CI_MODE, rows: all }, null, 2)}\n`,
+);
+const regressions = all.filter(isGrossRegression);
+if (regressions.length > 0) {
+  console.error("\nGross regressions (ratio below half its goal, or above twice a ≤ goal):");
+  for (const r of regressions)
+    console.error(`- ${r.bench}: ${r.name}: ${r.ratio.toFixed(2)}× (goal ${r.goal})`);
+  process.exitCode = 1;
 }

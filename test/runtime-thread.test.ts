@@ -21,7 +21,6 @@ beforeAll(assertBuilt);
 let dir: string;
 let marker: string;
 let sandbox: ReturnType<typeof createSandboxForThreads>;
-const comlinkDir = fileURLToPath(new URL("../node_modules/comlink", import.meta.url));
 
 beforeEach(async () => {
   dir = await realpath(await mkdtemp(join(tmpdir(), "mountbox-thread-")));
@@ -131,18 +130,41 @@ describe("agent threads", () => {
     expect(p.message).toContain("defineWorker");
   });
 
-  it("refuses to grant a module inside a writable sandbox area", async () => {
-    await writeFile(join(dir, "root", "w.js"), "export default () => 1;");
-    await expect(
-      runAgentThread({ module: join(dir, "root", "w.js"), sandbox: sandbox as never }),
-    ).rejects.toThrow(/overlaps the sandbox folder/);
-    await writeFile(join(dir, "ro", "r.js"), "export default () => 1;");
-    await expect(
-      runAgentThread({ module: join(dir, "ro", "r.js"), sandbox: sandbox as never }),
-    ).rejects.toThrow(/overlaps the sandbox folder/);
-    await expect(run("basic-worker.js", { path: "/a.txt" }, { allowRead: [dir] })).rejects.toThrow(
-      /overlaps the sandbox folder/,
+  it("runs a module inside the sandbox root, reading exactly its own file there", async () => {
+    await writeFile(join(dir, "root", "sibling.txt"), "not for the thread");
+    await writeFile(
+      join(dir, "root", "w.js"),
+      `import { readFileSync } from "node:fs";
+export default async (input, ctx) => {
+  const tryRead = (p) => { try { readFileSync(p); return "read"; } catch (e) { return e.code; } };
+  return { own: tryRead(input.own), sibling: tryRead(input.sibling), port: await ctx.sandbox.readFile("/sibling.txt") };
+};`,
     );
+    const r = await runAgentThread({
+      module: join(dir, "root", "w.js"),
+      sandbox: sandbox as never,
+      input: { own: join(dir, "root", "w.js"), sibling: join(dir, "root", "sibling.txt") },
+    });
+    expect(r.value).toEqual({
+      own: "read",
+      sibling: "ERR_ACCESS_DENIED",
+      port: "not for the thread",
+    });
+  });
+
+  it("refuses a grant that would contain a whole sandbox folder", async () => {
+    await expect(
+      run("basic-worker.js", { path: "/a.txt" }, { dependencies: [dir] }),
+    ).rejects.toThrow(/contains the sandbox folder/);
+    await expect(
+      run("basic-worker.js", { path: "/a.txt" }, { dependencies: [join(dir, "ro")] }),
+    ).rejects.toThrow(/contains the sandbox folder/);
+  });
+
+  it("refuses a declared package that is not installed, naming it", async () => {
+    await expect(
+      run("basic-worker.js", { path: "/a.txt" }, { dependencies: ["no-such-package-xyz"] }),
+    ).rejects.toThrow(/Cannot find the package 'no-such-package-xyz'/);
   });
 });
 
@@ -152,7 +174,12 @@ describe("the permission model inside a thread", () => {
     const major = Number(process.versions.node.split(".")[0]);
     expect(flag).toBe(major >= 22 ? "--permission" : "--experimental-permission");
     const argv = computeExecArgv({ readPaths: ["/a", "/b"] });
-    expect(argv.slice(0, 3)).toEqual([flag, "--allow-fs-read=/a", "--allow-fs-read=/b"]);
+    expect(argv.slice(0, 4)).toEqual([
+      flag,
+      "--interactive",
+      "--allow-fs-read=/a",
+      "--allow-fs-read=/b",
+    ]);
     expect(argv.join(" ")).not.toMatch(/allow-fs-write|allow-child-process|allow-worker/);
     expect(() => computeExecArgv({ readPaths: ["/a,b"] })).toThrow(/comma/);
   });
@@ -180,10 +207,10 @@ describe("the permission model inside a thread", () => {
     });
     expect(existsSync(marker)).toBe(false);
     expect(v.importJsonOutside).toBe("ERR_ACCESS_DENIED");
-    // Pinned so a Node change is noticed: Node 22 lets a file grant read its
-    // whole folder (the reason grants are checked as folders); Node 20 not.
-    const major = Number(process.versions.node.split(".")[0]);
-    expect(v.siblingOfModule).toBe(major >= 22 ? "ok" : "ERR_ACCESS_DENIED");
+    // A file grant is exact on every Node — also on Node ≥ 22 with the
+    // repository as working folder, which `--interactive` keeps the thread
+    // from reading (without it, Node grants a worker the working folder).
+    expect(v.siblingOfModule).toBe("ERR_ACCESS_DENIED");
   });
 });
 
@@ -191,7 +218,7 @@ describe("hostile workers on the raw port", () => {
   const code = () =>
     `process.getBuiltinModule("fs").writeFileSync(${JSON.stringify(marker)}, "x"); return 1`;
   const hostile = (input: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-    run("hostile-worker.js", { ...input, code: code() }, { allowRead: [comlinkDir], ...extra });
+    run("hostile-worker.js", { ...input, code: code() }, { dependencies: ["comlink"], ...extra });
   const served = { ok: true, value: "A" };
 
   it("gets an error for every Comlink GET/APPLY/CONSTRUCT path, and is still served", async () => {

@@ -5,6 +5,8 @@
  * imports the module, runs its default export once and posts the result (or
  * the error) on `parentPort`. The host terminates the thread afterwards.
  */
+// First: nothing of the process around the thread is reachable once user code runs.
+import "./lockdown.js";
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
 import { SandboxError } from "../src/errors.js";
 import {
@@ -99,11 +101,27 @@ function describeError(
   const name = err instanceof Error ? err.name : "Error";
   let raw = err instanceof Error ? err.message : String(err);
   if ((err as { code?: unknown })?.code === "ERR_ACCESS_DENIED") {
-    // Node's own text says nothing useful; say what the thread may do.
-    raw += ` (ERR_ACCESS_DENIED: an agent thread may read only its module, mountbox/worker and the worker's declared 'dependencies'; it may not write files, start processes or workers — use ctx.sandbox for files)`;
+    // Node's own text says nothing useful (and its `resource` is a host
+    // path): name what could not be read, and say what the thread may do.
+    raw = `${describeDenied((err as { resource?: unknown }).resource)} (ERR_ACCESS_DENIED: an agent thread may read only its module, mountbox/worker and the worker's declared 'dependencies'; it may not write files, start processes or workers — use ctx.sandbox for files)`;
   }
   const message = (prefix ? `${prefix}: ${raw}` : raw).slice(0, MAX_ERROR_CHARS);
   return { name, message };
+}
+
+/**
+ * "Cannot import 'zod'" for a file inside a package folder, else the file's
+ * name — never the host path Node reports.
+ */
+function describeDenied(resource: unknown): string {
+  if (typeof resource !== "string") return "Access denied";
+  const at = resource.lastIndexOf("/node_modules/");
+  if (at >= 0) {
+    const parts = resource.slice(at + "/node_modules/".length).split("/");
+    const name = parts[0]?.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
+    return `Cannot import '${name}': it is not among the worker's declared 'dependencies' (add "${name}" to them)`;
+  }
+  return `Cannot read '${resource.slice(resource.lastIndexOf("/") + 1)}' from the agent thread`;
 }
 
 function safeStringify(v: unknown): string {

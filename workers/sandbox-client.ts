@@ -6,8 +6,13 @@
  */
 import type { MessagePort } from "node:worker_threads";
 import { SandboxError } from "../src/errors.js";
-import type { PortReply } from "../src/runtime/protocol.js";
-import type { FileEdit, FileStat, SandboxDescription } from "../src/sandbox/types.js";
+import {
+  ACK_OP,
+  type FileEdit,
+  type FileStat,
+  type PortReply,
+  type SandboxDescription,
+} from "../src/runtime/protocol.js";
 
 export type { FileEdit, FileStat, SandboxDescription };
 
@@ -52,6 +57,8 @@ export function createSandboxClient(port: MessagePort): SandboxClient {
     if (reply.id === null) return; // a refusal of something this client never sent
     const p = pending.get(reply.id);
     if (!p) return;
+    // The host counts a big reply against this agent's budget until told it arrived.
+    if (reply.ok && reply.ack === true) port.postMessage({ id: reply.id, op: ACK_OP, args: [] });
     pending.delete(reply.id);
     if (reply.ok) p.resolve(reply.value);
     else p.reject(rebuildError(reply.error));

@@ -13,7 +13,6 @@
 import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { ConfigError, type ConfigIssue, configError } from "../errors.js";
-import type { WorkerSandboxSpec, WorkerSpec } from "../runtime/host-types.js";
 import {
   checkConfigPath,
   type ParsedSandboxConfig,
@@ -21,6 +20,7 @@ import {
   type SandboxConfig,
   toConfigIssues,
 } from "./sandbox-config.js";
+import type { WorkerSandboxSpec, WorkerSpec } from "./worker-spec.js";
 
 /** Key path prefix of an issue: `[]` in a `.worker` file, `["workers", name]` in program.yaml. */
 type KeyPath = (string | number)[];
@@ -87,10 +87,13 @@ const commonWorkerKeys = {
   delegates: z.array(z.string(), { error: "expected a list of worker names" }).optional(),
   timeout_ms: positiveInt("milliseconds").optional(),
   max_old_generation_size_mb: positiveInt("megabytes").optional(),
-  // Host paths (files or package folders) the module loads besides itself.
+  // Package names the module imports, or paths of its own helper files.
   dependencies: z
-    .array(z.string().min(1), { error: "expected a list of file or folder paths" })
+    .array(z.string().min(1), {
+      error: "expected a list of package names or file/folder paths",
+    })
     .optional(),
+  network: z.boolean().optional(),
 };
 
 const workerEntrySchema = z.strictObject({
@@ -415,6 +418,7 @@ export function parseWorkerEntry(
   }
   if (data.timeout_ms !== undefined) spec.timeoutMs = data.timeout_ms;
   if (data.dependencies !== undefined) spec.dependencies = data.dependencies;
+  if (data.network !== undefined) spec.network = data.network;
   if (data.max_old_generation_size_mb !== undefined)
     spec.maxOldGenerationSizeMb = data.max_old_generation_size_mb;
   if (data.model !== undefined) def.model = data.model;

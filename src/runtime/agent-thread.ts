@@ -25,7 +25,7 @@ import { measureMessage } from "./message-size.js";
 import {
   checkReadGrants,
   computeExecArgv,
-  listThreadCodeFiles,
+  computeWorkerGrants,
   threadEntryUrl,
 } from "./permissions.js";
 import { type PortServerOptions, serveSandbox } from "./port-server.js";
@@ -48,17 +48,37 @@ const MAX_LOG_MESSAGE_BYTES = 1024 * 1024;
 /** Longest delay setTimeout honours (≈ 24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;
 
-/** One `ctx.log` line. */
+/** One `ctx.log` line, or one line the thread wrote to its stdout or stderr. */
 export interface AgentLogEntry {
   level: LogLevel;
   message: string;
+  /** Where the line came from: `ctx.log` (absent), or the thread's stdout/stderr. */
+  stream?: "stdout" | "stderr";
+}
+
+/**
+ * The abort reason of an agent whose deadline passed. Callees inherit their
+ * caller's signal, so the whole subtree fails with reason `timeout` at once,
+ * whatever any agent in it catches.
+ */
+export class DeadlineExceeded extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`deadline of ${timeoutMs} ms exceeded`);
+    this.name = "DeadlineExceeded";
+  }
 }
 
 /** Options of {@link runAgentThread}. */
 export interface AgentThreadOptions
   extends Pick<
     PortServerOptions,
-    "maxMessageBytes" | "maxInFlight" | "onDelegate" | "onInternalError" | "onOperation"
+    | "maxMessageBytes"
+    | "maxInFlight"
+    | "maxBytesInFlight"
+    | "onDelegate"
+    | "onInternalError"
+    | "onOperation"
+    | "scheduler"
   > {
   /** The worker module: a host path or `file:` URL of built JS. */
   module: string | URL;
@@ -73,11 +93,17 @@ export interface AgentThreadOptions
   /** Heap limits; defaults to {@link DEFAULT_RESOURCE_LIMITS}. */
   resourceLimits?: ResourceLimits;
   /**
-   * Extra host paths the thread may read: the worker module's own
-   * dependencies (files, or package folders). Checked against the sandbox:
-   * no grant's folder may overlap a sandbox folder.
+   * What the module imports besides `mountbox/worker`: package names
+   * (`zod`; found from the module's folder as Node does, with everything
+   * they depend on) or host paths of helper files and folders. The thread
+   * may read exactly these, the module, and its own code.
    */
-  allowRead?: string[];
+  dependencies?: string[];
+  /**
+   * Give the thread the network. Enforced only where Node can take it away
+   * (Node ≥ 25, `--allow-net`); before that a thread always has it.
+   */
+  network?: boolean;
   /** Cap on captured stdout and on captured stderr. Default 1 MiB each. */
   maxOutputBytes?: number;
   /**
@@ -85,7 +111,7 @@ export interface AgentThreadOptions
    * embedder wants to hand the agent). Host-side choice only.
    */
   transferList?: Transferable[];
-  /** Called with each `ctx.log` line as it arrives. */
+  /** Called with each `ctx.log` line, and each stdout/stderr line, as it arrives. */
   onLog?: (entry: AgentLogEntry) => void;
   /** Files handed to the agent as `ctx.attachments`. */
   attachments?: Attachment[];
@@ -115,7 +141,7 @@ export interface AgentThreadResult {
  * @throws AgentThreadError when the agent fails (the host is unaffected)
  */
 export async function runAgentThread(opts: AgentThreadOptions): Promise<AgentThreadResult> {
-  opts.signal?.throwIfAborted();
+  if (opts.signal?.aborted) throw abortFailure(opts.signal.reason, { stdout: "", stderr: "" });
   const modulePath = realpathSync(
     typeof opts.module === "string" && !opts.module.startsWith("file:")
       ? opts.module
@@ -126,9 +152,10 @@ export async function runAgentThread(opts: AgentThreadOptions): Promise<AgentThr
     ? []
     : computeExecArgv({
         readPaths: checkReadGrants(
-          [...listThreadCodeFiles(), modulePath, ...(opts.allowRead ?? [])],
+          computeWorkerGrants({ module: modulePath, dependencies: opts.dependencies ?? [] }),
           opts.sandbox,
         ),
+        network: opts.network === true,
       });
 
   const { port1: hostPort, port2: threadPort } = new MessageChannel();
@@ -199,18 +226,21 @@ export async function runAgentThread(opts: AgentThreadOptions): Promise<AgentThr
       return;
     }
 
-    // Drain both streams (an undrained pipe stalls the thread) and keep a
-    // bounded prefix.
-    worker.stdout.setEncoding("utf8");
-    worker.stderr.setEncoding("utf8");
-    worker.stdout.on("data", (chunk: string) => {
-      if (out.stdout.length < maxOutput)
-        out.stdout += chunk.slice(0, maxOutput - out.stdout.length);
-    });
-    worker.stderr.on("data", (chunk: string) => {
-      if (out.stderr.length < maxOutput)
-        out.stderr += chunk.slice(0, maxOutput - out.stderr.length);
-    });
+    // Drain both streams (an undrained pipe stalls the thread), keep a
+    // bounded prefix, and pass its lines on as log entries.
+    for (const stream of ["stdout", "stderr"] as const) {
+      const lines = new LineSplitter((message) =>
+        opts.onLog?.({ level: stream === "stdout" ? "info" : "warn", message, stream }),
+      );
+      worker[stream].setEncoding("utf8");
+      worker[stream].on("data", (chunk: string) => {
+        if (out[stream].length >= maxOutput) return;
+        const kept = chunk.slice(0, maxOutput - out[stream].length);
+        out[stream] += kept;
+        lines.push(kept);
+      });
+      worker[stream].on("end", () => lines.flush());
+    }
 
     worker.on("message", (msg: unknown) => {
       const m = readThreadMessage(msg);
@@ -236,8 +266,9 @@ export async function runAgentThread(opts: AgentThreadOptions): Promise<AgentThr
     );
 
     const onAbort = (): void => {
-      worker.postMessage({ kind: "abort", reason: "aborted" });
-      fail("aborted", "The agent was aborted.", opts.signal?.reason);
+      const err = abortFailure(opts.signal?.reason, out);
+      worker.postMessage({ kind: "abort", reason: err.reason });
+      finish(err);
     };
     opts.signal?.addEventListener("abort", onAbort, { once: true });
     if (opts.timeoutMs !== undefined)
@@ -251,13 +282,44 @@ export async function runAgentThread(opts: AgentThreadOptions): Promise<AgentThr
   });
 }
 
+/** The failure of an agent stopped through its signal: a deadline, or an abort. */
+function abortFailure(reason: unknown, out: { stdout: string; stderr: string }): AgentThreadError {
+  return reason instanceof DeadlineExceeded
+    ? new AgentThreadError(
+        "timeout",
+        `The agent did not finish within ${reason.timeoutMs} ms and was stopped.`,
+        out,
+      )
+    : new AgentThreadError("aborted", "The agent was aborted.", out, reason);
+}
+
+/** Longest line passed on from a thread's stdout or stderr. */
+const MAX_LINE_CHARS = 8 * 1024;
+
+/** Cuts a text stream into lines (each at most {@link MAX_LINE_CHARS}). */
+class LineSplitter {
+  #rest = "";
+  constructor(private readonly onLine: (line: string) => void) {}
+  push(chunk: string): void {
+    const parts = (this.#rest + chunk).split("\n");
+    this.#rest = (parts.pop() ?? "").slice(0, MAX_LINE_CHARS);
+    for (const line of parts) this.onLine(line.slice(0, MAX_LINE_CHARS));
+  }
+  flush(): void {
+    if (this.#rest !== "") this.onLine(this.#rest);
+    this.#rest = "";
+  }
+}
+
 function pick(opts: AgentThreadOptions): PortServerOptions {
   const o: PortServerOptions = {};
   if (opts.maxMessageBytes !== undefined) o.maxMessageBytes = opts.maxMessageBytes;
   if (opts.maxInFlight !== undefined) o.maxInFlight = opts.maxInFlight;
+  if (opts.maxBytesInFlight !== undefined) o.maxBytesInFlight = opts.maxBytesInFlight;
   if (opts.onDelegate) o.onDelegate = opts.onDelegate;
   if (opts.onInternalError) o.onInternalError = opts.onInternalError;
   if (opts.onOperation) o.onOperation = opts.onOperation;
+  if (opts.scheduler) o.scheduler = opts.scheduler;
   return o;
 }
 

@@ -3,47 +3,10 @@
  * `loadProgram(dir)` produces {@link HostOptions}; `createHost` consumes them.
  */
 import type { SandboxConfig } from "../config/sandbox-config.js";
+import type { WorkerSpec } from "../config/worker-spec.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 
-/**
- * How a worker narrows the sandbox it receives (DESIGN §3):
- * no key → unchanged; only `restrict`/`readonly` → `restrict()`;
- * any `allow*`/`inherit` → `restrict` first if given, then `derive()`.
- */
-export interface WorkerSandboxSpec {
-  /** Subtree to keep (same paths, no rebasing). */
-  restrict?: string;
-  /** May only downgrade. */
-  readonly?: boolean;
-  allowRead?: string | string[];
-  allowWrite?: string | string[];
-  /** Default false once any allow-list is given. */
-  inherit?: boolean;
-}
-
-/** One worker the host can run. */
-export interface WorkerSpec {
-  /** Code worker: its built JS module (host path, relative to `basePath`, or `file:` URL). */
-  module?: string;
-  /** LLM worker (`.worker` body). Running it needs a model adapter (not in this release). */
-  instructions?: string;
-  /** One line for humans and models. */
-  description?: string;
-  /** Narrowing applied to the sandbox it receives from its caller. */
-  sandbox?: WorkerSandboxSpec;
-  /** Workers it may call with `ctx.delegate`; none listed = none. */
-  delegates?: string[];
-  /** Deadline for this worker's run (and its whole subtree), in ms. */
-  timeoutMs?: number;
-  /** Heap cap of its thread. */
-  maxOldGenerationSizeMb?: number;
-  /**
-   * Host paths (files, or package folders) the module loads besides itself:
-   * its own helper files, `node_modules/<pkg>` folders. The thread may read
-   * exactly these; none may overlap a sandbox folder. Relative to `basePath`.
-   */
-  dependencies?: string[];
-}
+export type { WorkerSandboxSpec, WorkerSpec } from "../config/worker-spec.js";
 
 /** Options of `createHost`. */
 export interface HostOptions {
@@ -57,6 +20,13 @@ export interface HostOptions {
   maxDepth?: number;
   /** Most agents running at once; one waiting on a child does not count. Default 32. */
   maxAgents?: number;
+  /**
+   * Most agent threads alive at once, callers waiting on callees included
+   * (a waiting caller's thread can still run code). A delegation beyond it
+   * is refused, never queued. Default `maxAgents + maxDepth − 1`: one chain
+   * of full depth beside the other running agents.
+   */
+  maxThreads?: number;
   /** Spare threads started ahead of need, each used once. Default 0. */
   warmThreads?: number;
   /** Called with every event, synchronously. */
@@ -86,6 +56,16 @@ export type HostEvent =
       time: number;
     }
   | { type: "operation"; agentId: string; op: string; path?: string; ok: boolean; time: number }
+  | {
+      /** A `ctx.log` line, or a line the thread wrote to stdout/stderr (`stream`). */
+      type: "log";
+      agentId: string;
+      worker: string;
+      level: "debug" | "info" | "warn" | "error";
+      stream?: "stdout" | "stderr";
+      message: string;
+      time: number;
+    }
   | {
       type: "denial";
       agentId: string;

@@ -22,6 +22,7 @@ import type { SandboxConfig } from "../config/sandbox-config.js";
 import { ConfigError, type ConfigIssue, configError } from "../errors.js";
 import { createSandbox } from "../sandbox/sandbox.js";
 import type { HostOptions, WorkerSpec } from "./host-types.js";
+import { isPathLike } from "./module-grants.js";
 
 const PROGRAM_FILE = "program.yaml";
 const WORKER_SUFFIX = ".worker";
@@ -218,7 +219,8 @@ async function resolveModule(
     return;
   }
   spec.module = abs;
-  spec.dependencies = spec.dependencies?.map((d) => resolve(basePath, d));
+  // Package names stay names (the host finds them from the module's folder).
+  spec.dependencies = spec.dependencies?.map((d) => (isPathLike(d) ? resolve(basePath, d) : d));
   if (spec.dependencies === undefined) delete spec.dependencies;
 }
 

@@ -1,15 +1,26 @@
 /**
  * The `execArgv` that hardens an agent thread with Node's permission model
  * (DESIGN §7): read access to exactly the code the thread needs, and nothing
- * else — no fs writes, no child processes, no nested workers, no addons.
+ * else — no fs writes, no child processes, no nested workers, no addons, and
+ * (where Node can enforce it) no network unless the worker asks for it.
  *
- * A seat belt, not a wall: see docs/sections/threads.md for what it does not
- * stop.
+ * A seat belt, not a wall: README "Security model" says what it does not stop.
  */
-import { realpathSync, statSync } from "node:fs";
-import { dirname, sep } from "node:path";
+import { readdirSync, realpathSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
+import {
+  collectPackages,
+  compactGrants,
+  findPackage,
+  findSelfReference,
+  isWithin,
+  toPackageName,
+} from "./module-grants.js";
+
+/** This package's name, as worker modules import it (`mountbox/worker`). */
+const SELF = "mountbox";
 
 /**
  * The permission flag this Node understands: `--permission` (Node ≥ 22.13),
@@ -23,19 +34,28 @@ export function detectPermissionFlag(): "--permission" | "--experimental-permiss
 }
 
 /**
- * Real paths of the files the thread entry loads: itself, `mountbox/worker`
- * and what they import. Exact files, never a folder, so a sandbox that
- * happens to contain the package cannot widen the grant.
+ * True where Node's permission model can take the network away from a
+ * thread (`--allow-net`, Node ≥ 25). Before that, a thread has the network.
+ */
+export function canRestrictNetwork(): boolean {
+  return process.allowedNodeEnvironmentFlags.has("--allow-net");
+}
+
+/**
+ * Real paths of the files the thread entry loads: every module of the
+ * thread side (`workers/`: the entry, its lockdown, `mountbox/worker`, the
+ * sandbox client) and the two shared ones they import. Exact files, never a
+ * folder.
  */
 export function listThreadCodeFiles(): string[] {
-  const rel = [
-    "../../workers/entry.js",
-    "../../workers/index.js",
-    "../../workers/sandbox-client.js",
-    "../errors.js",
-    "./protocol.js",
-  ];
-  return rel.map((r) => realpathSync(fileURLToPath(new URL(r, import.meta.url))));
+  const workersDir = fileURLToPath(new URL("../../workers/", import.meta.url));
+  const files = readdirSync(workersDir)
+    .filter((f) => f.endsWith(".js"))
+    .map((f) => join(workersDir, f));
+  const shared = ["../errors.js", "./protocol.js"].map((r) =>
+    fileURLToPath(new URL(r, import.meta.url)),
+  );
+  return [...files, ...shared].map((f) => realpathSync(f));
 }
 
 /** URL of the built thread entry. */
@@ -43,67 +63,107 @@ export function threadEntryUrl(): URL {
   return new URL("../../workers/entry.js", import.meta.url);
 }
 
+/** What one worker's thread needs to read; see {@link computeWorkerGrants}. */
+export interface WorkerCode {
+  /** Real path of the worker module. */
+  module: string;
+  /**
+   * What it imports besides `mountbox/worker`: package names (`zod`,
+   * `@scope/pkg`), looked up from the module's folder as Node does, or
+   * real host paths of helper files and folders.
+   */
+  dependencies?: readonly string[];
+}
+
 /**
- * Refuses read grants that would let a thread see into a sandbox behind the
- * port's back: any grant whose folder contains or lies inside a mount source
- * of `sandbox`'s mount table. A file grant is checked as its parent folder,
- * because Node 22 (seen on 22.23) lets a file grant read everything below
- * the file's folder; Node 20 grants the file exactly. Grants must exist;
- * they are returned as real paths.
+ * The read grants of a thread running `code`: the thread entry's files, the
+ * module, `mountbox` as the module's folder resolves it (link and real
+ * folder, or the package.json of a self-reference), each declared package
+ * with everything it depends on, and each declared path.
+ * @throws Error naming a declared package that is not installed
+ */
+export function computeWorkerGrants(code: WorkerCode): string[] {
+  const from = dirname(code.module);
+  const out = [...listThreadCodeFiles(), code.module];
+  const self = findSelfReference(SELF, from);
+  if (self) out.push(self);
+  else {
+    const pkg = findPackage(SELF, from);
+    if (pkg) out.push(pkg.path, pkg.real);
+  }
+  const names: string[] = [];
+  for (const d of code.dependencies ?? []) {
+    const name = toPackageName(d);
+    if (name) names.push(name);
+    else out.push(d);
+  }
+  const { found, missing } = collectPackages(names, from);
+  if (missing.length > 0)
+    throw new Error(
+      `Cannot find the package${missing.length > 1 ? "s" : ""} ${missing.map((m) => `'${m}'`).join(", ")} from the worker module's folder. Install ${missing.length > 1 ? "them" : "it"} where the module can import ${missing.length > 1 ? "them" : "it"}, or remove ${missing.length > 1 ? "them" : "it"} from 'dependencies'.`,
+    );
+  for (const p of found) out.push(p.path, p.real);
+  return compactGrants(out);
+}
+
+/**
+ * Refuses read grants that would hand a thread a whole sandbox folder
+ * behind the port's back: a grant equal to, or containing, a mount source
+ * of `sandbox`. Files and package folders *inside* a sandbox folder are
+ * fine — a program whose workers and `node_modules` live under its root
+ * gets exactly those files. Returns the grants unchanged.
  * @throws Error naming the grant (a host-side configuration mistake, so host paths are fine here)
  */
 export function checkReadGrants(grants: readonly string[], sandbox: Sandbox | undefined): string[] {
   const mounts = sandbox ? policyOf(sandbox).table.bySource : [];
-  // Node 22 (seen on 22.23) also lets a worker under `--permission` read the
-  // whole working directory of the process, whatever its grants. That folder
-  // must not overlap a sandbox folder either.
-  if (detectPermissionFlag() === "--permission") {
-    const cwd = realpathSync(process.cwd());
+  for (const given of grants) {
     for (const m of mounts) {
-      if (isWithinHost(cwd, m.source) || isWithinHost(m.source, cwd))
+      if (isWithin(m.source, given) || isWithin(m.source, safeRealpath(given)))
         throw new Error(
-          `Cannot start agent threads: on this Node.js (${process.version}) a thread may read the host process's working directory (${cwd}), which overlaps the sandbox folder ${m.source}. Start the host from a folder outside every sandbox folder (process.chdir before createHost, or cd in the shell).`,
+          `Cannot grant the thread read access to ${given}: it contains the sandbox folder ${m.source}, which agents may only reach through their sandbox. Grant the module's own files and package folders instead.`,
         );
     }
   }
-  return grants.map((given) => {
-    const real = realpathSync(given);
-    const folder = statSync(real).isDirectory() ? real : dirname(real);
-    for (const m of mounts) {
-      if (isWithinHost(folder, m.source) || isWithinHost(m.source, folder))
-        throw new Error(
-          `Cannot grant the thread read access to ${real}: its folder overlaps the sandbox folder ${m.source}. Keep worker modules and their dependencies outside every sandbox folder.`,
-        );
-    }
-    return real;
-  });
+  return [...grants];
 }
 
-function isWithinHost(path: string, dir: string): boolean {
-  return path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+function safeRealpath(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
 }
 
 /** Options of {@link computeExecArgv}. */
 export interface ExecArgvOptions {
-  /** Real host paths the thread may read (files exact; folders with everything below). */
+  /** Host paths the thread may read (files exact; folders with everything below). */
   readPaths: readonly string[];
+  /** Give the thread the network (only matters where Node can take it away). */
+  network?: boolean;
 }
 
 /**
- * The worker's `execArgv`: the permission flag, one `--allow-fs-read` per
+ * The worker's `execArgv`: the permission flag; one `--allow-fs-read` per
  * path (Node 20 refuses comma lists, and a comma inside a path would split
- * it), and the experimental warning kept off stderr. No `--allow-fs-write`,
- * `--allow-child-process`, `--allow-worker` or `--allow-addons`.
+ * it); `--interactive`, which stops Node ≥ 22 from granting the thread the
+ * process's working folder (it grants a worker's empty "entry point", which
+ * resolves to the working folder, unless the worker is a REPL — seen on
+ * 22.23, 24.21 and 26.10; Node 20 accepts the flag and grants nothing);
+ * `--allow-net` when asked and supported; the experimental warning kept off
+ * stderr. No `--allow-fs-write`, `--allow-child-process`, `--allow-worker`
+ * or `--allow-addons`.
  * @throws Error if this Node has no permission model, or a path has a comma
  */
 export function computeExecArgv(opts: ExecArgvOptions): string[] {
   const flag = detectPermissionFlag();
   if (!flag) throw new Error("This Node.js has no permission model; use Node 20.19+ or 22.13+.");
-  const out: string[] = [flag];
+  const out: string[] = [flag, "--interactive"];
   for (const p of new Set(opts.readPaths)) {
     if (p.includes(",")) throw new Error(`Cannot grant a path containing a comma: ${p}`);
     out.push(`--allow-fs-read=${p}`);
   }
+  if (opts.network && canRestrictNetwork()) out.push("--allow-net");
   if (process.allowedNodeEnvironmentFlags.has("--disable-warning"))
     out.push("--disable-warning=ExperimentalWarning");
   return out;

@@ -2,7 +2,10 @@
  * The wire protocol between an agent thread and the host.
  *
  * Shared by both sides, so it has no imports: the thread side must stay free
- * of host code (and fast to load). Everything here is plain data.
+ * of host code (and fast to load). Everything here is plain data, and this is
+ * the one home of every type that crosses the port — the sandbox's own data
+ * types (`SandboxDescription`, `FileStat`, `FileEdit`) included, which
+ * `Sandbox` returns in-process too.
  *
  * Sandbox port (one `MessagePort` per agent):
  *   request `{ id, op, args }` → reply `{ id, ok: true, value }` or
@@ -13,6 +16,35 @@
  *   `{ kind: "result", value }`, `{ kind: "error", error }`, `{ kind: "log", level, message }`.
  * Host → thread: `{ kind: "abort", reason }`.
  */
+
+// ---- Plain data of the sandbox API (also what `Sandbox` itself returns) ----
+
+/** What a sandbox permits, in virtual paths only. */
+export interface SandboxDescription {
+  /** Readable virtual areas, e.g. `["/src", "/cache"]`. */
+  readable: string[];
+  /** Writable virtual areas. */
+  writable: string[];
+  /** Visible mounts (the root is `/`); never a source path. */
+  mounts: { target: string; readonly: boolean }[];
+  suffixes?: string[];
+  maxFileBytes?: number;
+}
+
+/** One exact-text replacement for {@link Sandbox.editFile}. */
+export interface FileEdit {
+  oldText: string;
+  newText: string;
+}
+
+/** Result of {@link Sandbox.stat}. */
+export interface FileStat {
+  type: "file" | "directory";
+  size: number;
+  mtimeMs: number;
+}
+
+// ---- The protocol ----
 
 /** Operations the host serves on a sandbox port. Anything else is refused. */
 export const SANDBOX_OPS = [
@@ -58,10 +90,18 @@ export interface WireError {
   path?: string;
 }
 
-/** A reply from the host. */
+/**
+ * A reply from the host. A big value comes with `ack: true`: its bytes count
+ * against the agent's budget until the thread answers with an {@link ACK_OP}
+ * request of the same id (no reply), so a thread that stops reading its port
+ * cannot make the host pile up replies.
+ */
 export type PortReply =
-  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: true; value: unknown; ack?: true }
   | { id: number | null; ok: false; error: WireError };
+
+/** The op by which a thread acknowledges a reply sent with `ack: true`. */
+export const ACK_OP = "ack";
 
 /** Code of errors about the request itself (bad op, bad arguments, too many in flight). */
 export const INVALID_REQUEST = "invalid_request";

@@ -60,10 +60,10 @@ export class SparePool {
       resourceLimits: this.#limits,
     });
     // Idle spares must not keep the process alive, and a spare that dies
-    // before use simply leaves the pool.
+    // before use simply leaves the pool. Their stdout/stderr are read only
+    // once an agent takes them: reading a worker's stdio refs its port,
+    // which would keep an idle spare's process alive.
     w.unref();
-    w.stdout.resume();
-    w.stderr.resume();
     const drop = () => this.#idle.delete(w);
     w.once("error", drop);
     w.once("exit", drop);

@@ -5,6 +5,7 @@
 import { resolve as resolveHostPath } from "node:path";
 import { parseSandboxConfig, type SandboxConfig } from "../config/sandbox-config.js";
 import { wrapFsError } from "../errors.js";
+import type { FileEdit, FileStat, SandboxDescription } from "../runtime/protocol.js";
 import {
   type DeriveOptions,
   derivePolicy,
@@ -14,7 +15,6 @@ import {
 import * as io from "./io.js";
 import { MountTable } from "./mount-table.js";
 import { type Access, Policy } from "./policy.js";
-import type { FileEdit, FileStat, SandboxDescription } from "./types.js";
 
 export type { FileEdit, FileStat, SandboxDescription };
 
@@ -131,9 +131,19 @@ export class Sandbox {
     );
   }
 
-  /** Readable files under `path` matching a glob (default `**\/*`), virtual and sorted. */
-  listFiles(path = "/", pattern = "**/*"): Promise<string[]> {
-    return guard("listFiles", path, () => io.listFiles(policyOf(this), path, pattern));
+  /**
+   * Readable files under `path` matching a glob (default `**\/*`), virtual
+   * and sorted. A big listing yields to the event loop as it goes; `signal`
+   * stops it between folders.
+   */
+  listFiles(
+    path = "/",
+    pattern = "**/*",
+    opts?: { signal?: AbortSignal | undefined },
+  ): Promise<string[]> {
+    return guard("listFiles", path, () =>
+      io.listFiles(policyOf(this), path, pattern, opts?.signal),
+    );
   }
 
   /** Type, size and modification time of a file or directory. */
@@ -151,14 +161,32 @@ export class Sandbox {
     return guard("mkdir", path, () => io.mkdir(policyOf(this), path));
   }
 
-  /** Removes a file, or a directory (with contents only when `recursive`). */
-  remove(path: string, opts?: { recursive?: boolean }): Promise<void> {
-    return guard("remove", path, () => io.remove(policyOf(this), path, opts?.recursive ?? false));
+  /**
+   * Removes a file, or a directory (with contents only when `recursive`).
+   * An aborted `signal` stops it before anything is deleted.
+   */
+  remove(
+    path: string,
+    opts?: { recursive?: boolean | undefined; signal?: AbortSignal | undefined },
+  ): Promise<void> {
+    return guard("remove", path, () =>
+      io.remove(policyOf(this), path, opts?.recursive ?? false, opts?.signal),
+    );
   }
 
-  /** Moves a file or directory, across mounts too. */
-  move(from: string, to: string, opts?: { overwrite?: boolean }): Promise<void> {
-    return guard("move", from, () => io.move(policyOf(this), from, to, opts?.overwrite ?? false));
+  /**
+   * Moves a file or directory, across mounts too. All or nothing: a failure,
+   * or `signal` aborting it between files, leaves the source as it was and
+   * removes what was copied.
+   */
+  move(
+    from: string,
+    to: string,
+    opts?: { overwrite?: boolean | undefined; signal?: AbortSignal | undefined },
+  ): Promise<void> {
+    return guard("move", from, () =>
+      io.move(policyOf(this), from, to, opts?.overwrite ?? false, opts?.signal),
+    );
   }
 }
 

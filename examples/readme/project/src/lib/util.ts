@@ -1,0 +1,1 @@
+export const id = <T>(x: T) => x;

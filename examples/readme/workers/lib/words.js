@@ -1,0 +1,1 @@
+export const countWords = (text) => text.split(/\s+/).filter(Boolean).length;

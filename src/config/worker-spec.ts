@@ -1,0 +1,53 @@
+/**
+ * What a worker is, as configuration: the keys of a code worker entry or a
+ * `.worker` file (camelCase here; snake_case in YAML), shared by the config
+ * loader and the host.
+ */
+
+/**
+ * How a worker narrows the sandbox it receives (DESIGN §3):
+ * no key → unchanged; only `restrict`/`readonly` → `restrict()`;
+ * any `allow*`/`inherit` → `restrict` first if given, then `derive()`.
+ */
+export interface WorkerSandboxSpec {
+  /** Subtree to keep (same paths, no rebasing). */
+  restrict?: string;
+  /** May only downgrade. */
+  readonly?: boolean;
+  allowRead?: string | string[];
+  allowWrite?: string | string[];
+  /** Default false once any allow-list is given. */
+  inherit?: boolean;
+}
+
+/** One worker the host can run. */
+export interface WorkerSpec {
+  /** Code worker: its built JS module (host path, relative to `basePath`, or `file:` URL). */
+  module?: string;
+  /** LLM worker (`.worker` body). Running it needs a model adapter (not in this release). */
+  instructions?: string;
+  /** One line for humans and models. */
+  description?: string;
+  /** Narrowing applied to the sandbox it receives from its caller. */
+  sandbox?: WorkerSandboxSpec;
+  /** Workers it may call with `ctx.delegate`; none listed = none. */
+  delegates?: string[];
+  /** Deadline for this worker's run (and its whole subtree), in ms. */
+  timeoutMs?: number;
+  /** Heap cap of its thread. */
+  maxOldGenerationSizeMb?: number;
+  /**
+   * What the module imports besides `mountbox/worker`: package names
+   * (`"zod"`, `"@scope/pkg"` — found from the module's folder as Node finds
+   * them, with everything they depend on) or paths of its own helper files
+   * and folders (`"./lib"`, relative to `basePath`). The thread may read
+   * exactly these, its module and mountbox's thread code.
+   */
+  dependencies?: string[];
+  /**
+   * Give the agent's thread the network (default false). Node can take the
+   * network away only from Node 25 on (`--allow-net`); before that a thread
+   * always has it, and the host warns once when such a worker runs.
+   */
+  network?: boolean;
+}

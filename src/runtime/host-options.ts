@@ -1,0 +1,242 @@
+/**
+ * `createHost` options, validated at the public edge (like the YAML): an
+ * unknown or misspelt key is a ConfigError naming it, never silently
+ * ignored. Inside the host the result is trusted.
+ */
+import { existsSync, realpathSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { WorkerSpec } from "../config/worker-spec.js";
+import { type ConfigIssue, configError } from "../errors.js";
+import type { HostOptions } from "./host-types.js";
+import { isPathLike } from "./module-grants.js";
+
+const HOST_KEYS = [
+  "sandbox",
+  "basePath",
+  "workers",
+  "maxDepth",
+  "maxAgents",
+  "maxThreads",
+  "warmThreads",
+  "onEvent",
+  "name",
+];
+
+/** DESIGN's options that this release does not have yet: refused, never ignored. */
+const PLANNED_KEYS = ["onApproval", "auditLog", "models", "dynamic"];
+
+const SPEC_KEYS = [
+  "dependencies",
+  "module",
+  "instructions",
+  "description",
+  "sandbox",
+  "delegates",
+  "timeoutMs",
+  "maxOldGenerationSizeMb",
+  "network",
+];
+
+/** Host options after validation. */
+export interface CheckedHostOptions {
+  basePath: string;
+  workers: Map<string, WorkerSpec>;
+  maxDepth: number;
+  maxAgents: number;
+  maxThreads: number;
+  warmThreads: number;
+}
+
+/**
+ * Validates every option of `createHost`; module paths become absolute real
+ * paths, path dependencies too (package names stay names).
+ * @throws ConfigError listing every issue with its key path
+ */
+export function checkHostOptions(options: HostOptions): CheckedHostOptions {
+  if (typeof options !== "object" || options === null)
+    throw configError([{ path: [], message: "expected an options object" }]);
+  const issues: ConfigIssue[] = [];
+  for (const k of Object.keys(options))
+    if (!HOST_KEYS.includes(k)) issues.push({ path: [k], message: describeUnknown(k, HOST_KEYS) });
+  if (options.onEvent !== undefined && typeof options.onEvent !== "function")
+    issues.push({ path: ["onEvent"], message: "expected a function" });
+  const basePath = resolve(options.basePath ?? ".");
+  const maxAgents = checkCount(options.maxAgents, 32, "maxAgents", 1, issues);
+  const maxDepth = checkCount(options.maxDepth, 5, "maxDepth", 1, issues);
+  const out: CheckedHostOptions = {
+    basePath,
+    workers: checkWorkers(options.workers, basePath, issues),
+    maxDepth,
+    maxAgents,
+    // Callers waiting on callees keep their threads: by default room for
+    // one chain of full depth beside the other running agents.
+    maxThreads: checkCount(options.maxThreads, maxAgents + maxDepth - 1, "maxThreads", 1, issues),
+    warmThreads: checkCount(options.warmThreads, 0, "warmThreads", 0, issues),
+  };
+  if (issues.length > 0) throw configError(issues);
+  return out;
+}
+
+function checkCount(
+  v: unknown,
+  dflt: number,
+  key: string,
+  min: number,
+  issues: ConfigIssue[],
+): number {
+  if (v === undefined) return dflt;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min)
+    issues.push({ path: [key], message: `expected an integer ≥ ${min}` });
+  return typeof v === "number" ? v : dflt;
+}
+
+function checkWorkers(
+  raw: unknown,
+  basePath: string,
+  issues: ConfigIssue[],
+): Map<string, WorkerSpec> {
+  const out = new Map<string, WorkerSpec>();
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    issues.push({ path: ["workers"], message: "expected an object of worker specs" });
+    return out;
+  }
+  for (const [name, value] of Object.entries(raw as Record<string, unknown>)) {
+    const at = ["workers", name];
+    if (typeof value !== "object" || value === null) {
+      issues.push({ path: at, message: "expected a worker spec object" });
+      continue;
+    }
+    const spec = { ...(value as WorkerSpec) };
+    for (const k of Object.keys(spec))
+      if (!SPEC_KEYS.includes(k))
+        issues.push({ path: [...at, k], message: describeUnknown(k, SPEC_KEYS) });
+    if (spec.module !== undefined) {
+      const real = checkModule(spec.module, basePath, [...at, "module"], issues);
+      if (real) spec.module = real;
+    }
+    if (spec.dependencies !== undefined) {
+      const deps = checkDependencies(spec.dependencies, basePath, [...at, "dependencies"], issues);
+      if (deps) spec.dependencies = deps;
+    }
+    if (
+      spec.delegates !== undefined &&
+      (!Array.isArray(spec.delegates) || !spec.delegates.every((d) => typeof d === "string"))
+    )
+      issues.push({ path: [...at, "delegates"], message: "expected a list of worker names" });
+    for (const k of ["timeoutMs", "maxOldGenerationSizeMb"] as const) {
+      const v = spec[k];
+      if (v !== undefined && (typeof v !== "number" || !(v > 0)))
+        issues.push({ path: [...at, k], message: "expected a positive number" });
+    }
+    if (spec.network !== undefined && typeof spec.network !== "boolean")
+      issues.push({ path: [...at, "network"], message: "expected true or false" });
+    out.set(name, spec);
+  }
+  for (const [name, spec] of out) {
+    if (!Array.isArray(spec.delegates)) continue;
+    spec.delegates.forEach((d, i) => {
+      if (!out.has(d))
+        issues.push({ path: ["workers", name, "delegates", i], message: `no worker named '${d}'` });
+    });
+  }
+  return out;
+}
+
+/** TypeScript modules run where Node strips types (22.18+, 23.6+). */
+const TS_MODULE = /\.(ts|mts|cts)$/;
+
+function checkModule(
+  module: unknown,
+  basePath: string,
+  at: (string | number)[],
+  issues: ConfigIssue[],
+): string | undefined {
+  if (typeof module !== "string") {
+    issues.push({ path: at, message: "expected a path" });
+    return undefined;
+  }
+  const p = module.startsWith("file:")
+    ? fileURLToPath(module)
+    : isAbsolute(module)
+      ? module
+      : resolve(basePath, module);
+  if (!existsSync(p)) {
+    issues.push({
+      path: at,
+      message: `no module at '${module}' (relative paths are resolved against basePath)`,
+    });
+    return undefined;
+  }
+  if (TS_MODULE.test(p) && !canStripTypes()) {
+    issues.push({
+      path: at,
+      message: `'${module}' is TypeScript, which this Node.js (${process.version}) cannot load; build it to .js (tsc), or use Node 22.18+ where Node strips types`,
+    });
+    return undefined;
+  }
+  return realpathSync(p);
+}
+
+/** True where Node runs `.ts` files by stripping their types. */
+export function canStripTypes(): boolean {
+  const ts = (process.features as { typescript?: unknown }).typescript;
+  return ts === "strip" || ts === "transform";
+}
+
+function checkDependencies(
+  deps: unknown,
+  basePath: string,
+  at: (string | number)[],
+  issues: ConfigIssue[],
+): string[] | undefined {
+  if (!Array.isArray(deps) || !deps.every((d) => typeof d === "string" && d !== "")) {
+    issues.push({ path: at, message: "expected a list of package names or file/folder paths" });
+    return undefined;
+  }
+  const out: string[] = [];
+  deps.forEach((d: string, i) => {
+    if (!isPathLike(d)) {
+      out.push(d);
+      return;
+    }
+    const p = d.startsWith("file:") ? fileURLToPath(d) : resolve(basePath, d);
+    if (!existsSync(p)) issues.push({ path: [...at, i], message: `no file or folder at '${d}'` });
+    else out.push(realpathSync(p));
+  });
+  return out;
+}
+
+/** "unknown option 'x'", with the closest known key when it is a likely typo. */
+function describeUnknown(key: string, known: readonly string[]): string {
+  if (known === HOST_KEYS && PLANNED_KEYS.includes(key))
+    return `option '${key}' is not available in this release`;
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const k of known === HOST_KEYS ? [...known, ...PLANNED_KEYS] : known) {
+    const d = editDistance(key.toLowerCase(), k.toLowerCase());
+    if (d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  if (best && PLANNED_KEYS.includes(best))
+    return `unknown option '${key}' (did you mean '${best}'? It is not available in this release)`;
+  return `unknown option '${key}'${best ? ` (did you mean '${best}'?)` : ""}`;
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 3;
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++)
+      cur[j] = Math.min(
+        prev[j]! + 1,
+        cur[j - 1]! + 1,
+        prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
