@@ -40,6 +40,20 @@ export {
   type RunCommandOptions,
   runCommand,
 } from "./os/run-command.js";
+// Heavy host-side work (grep, big listings) in a piscina pool of trusted threads.
+export {
+  closeSharedPool,
+  type GrepMatch,
+  type GrepOptions,
+  type GrepResult,
+  grepInProcess,
+  grepSandbox,
+  HeavyPool,
+  type HeavyPoolOptions,
+  listFilesPooled,
+  type PooledCallOptions,
+  sharedPool,
+} from "./pool/index.js";
 // Runtime I: agent threads and the port boundary (host side).
 export {
   type AgentLogEntry,
@@ -69,3 +83,19 @@ export {
   Sandbox,
   type SandboxDescription,
 } from "./sandbox/sandbox.js";
+// Tools (DESIGN §8): framework-neutral tool definitions over a sandbox.
+export {
+  createToolDefinitions,
+  DEFAULT_LIMITS,
+  type DelegateFunction,
+  type RunCommandFunction,
+  type ShellResult,
+  TOOL_NAMES,
+  type ToolAnnotations,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolLimits,
+  type ToolName,
+  type ToolOptions,
+  type ToolSandbox,
+} from "./tools/index.js";

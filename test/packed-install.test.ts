@@ -11,6 +11,7 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { collectPackages } from "../src/runtime/module-grants.js";
 import { assertBuilt } from "./conformance/thread.js";
 import { describeWithBwrap } from "./helpers/bwrap.js";
 import { LAYOUTS, layOut, packAndInstall, runNode, writeFiles } from "./helpers/packed.js";
@@ -251,6 +252,11 @@ describe("README examples, run as written from the packed install", () => {
 
   beforeAll(() => {
     const app = layOut("npm", join(base, "readme"), modules);
+    // The AI SDK example needs `ai` (an optional peer dependency) beside
+    // mountbox: the repository's copy, with everything it depends on.
+    const repo = fileURLToPath(new URL("..", import.meta.url));
+    for (const pkg of collectPackages(["ai"], repo).found)
+      cpSync(pkg.real, join(app, "node_modules", pkg.name), { recursive: true });
     dir = join(app, "readme");
     cpSync(EXAMPLES, dir, { recursive: true });
     neutral = join(base, "readme", "neutral");
@@ -259,6 +265,9 @@ describe("README examples, run as written from the packed install", () => {
 
   it.each([
     "sandbox.mjs",
+    "tools.mjs",
+    "pool.mjs",
+    "ai-sdk.mjs",
     "shell.mjs",
     "host.mjs",
     "workers/main.js",
@@ -283,6 +292,37 @@ describe("README examples, run as written from the packed install", () => {
       "",
     ]);
     expect(readFileSync(join(dir, "project/src/generated/api.ts"), "utf8")).toContain("api");
+  });
+
+  it("tools.mjs, pool.mjs and ai-sdk.mjs print what the README says they print", () => {
+    // A fresh copy: sandbox.mjs writes into its project folder.
+    const fresh = join(dir, "..", "readme-fresh");
+    cpSync(EXAMPLES, fresh, { recursive: true });
+    for (const file of ["tools.mjs", "ai-sdk.mjs"]) {
+      const run = runNode(join(fresh, file), neutral);
+      expect(run.stderr, file).toBe("");
+      // The README shows each one's output right after its code.
+      const code = readFileSync(join(EXAMPLES, file), "utf8").trim();
+      const after = README.slice(README.indexOf(code) + code.length);
+      const shown = /prints\n\n````text\n([\s\S]*?)\n````/.exec(after)?.[1];
+      expect(run.stdout.trimEnd(), file).toBe(shown);
+    }
+    const pool = runNode(join(fresh, "pool.mjs"), neutral);
+    expect(pool.stderr).toBe("");
+    const [grep, pdfs] = pool.stdout.trim().split("\n");
+    expect(JSON.parse(grep ?? "")).toEqual({
+      matches: [
+        {
+          path: "/src/a.ts",
+          line: 1,
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: the file's text
+          text: "export const greet = (name: string) => `hello ${name}`;",
+        },
+        { path: "/src/lib/util.ts", line: 1, text: "export const id = <T>(x: T) => x;" },
+      ],
+      truncated: false,
+    });
+    expect(pdfs).toBe("[ '/docs/spec.pdf' ]");
   });
 
   it("host.mjs: delegation, a refused write, attachments", () => {

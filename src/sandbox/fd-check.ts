@@ -27,7 +27,8 @@ export const READ_FLAGS = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 /** Flags for creating a fresh temp file that must not exist yet. */
 export const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW;
 
-const HAS_PROC_FD = process.platform === "linux";
+/** Linux: a descriptor's real path can be read from /proc/self/fd. */
+export const HAS_PROC_FD = process.platform === "linux";
 
 type Hook = (stage: "before-open" | "before-rename", realPath: string) => void;
 let testHook: Hook | undefined;

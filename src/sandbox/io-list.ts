@@ -8,14 +8,26 @@
  * asynchronously, and the walk yields (`setImmediate`) whenever it has run
  * for a few milliseconds since it last did, checking its `signal` each time.
  */
-import { type Dirent, realpathSync, statSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  type Dirent,
+  openSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+} from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { ioError } from "../errors.js";
+import { HAS_PROC_FD } from "./fd-check.js";
 import { compileGlob } from "./glob.js";
 import { type Pace, startPace, yieldIfDue } from "./pace.js";
 import type { Policy } from "./policy.js";
 import { isWithin, joinVirtual } from "./virtual-path.js";
+
+/** A folder opened to be listed: never through a final link. */
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
 /** Where a walk stands: its pace and who may stop it. */
 interface Walk extends Pace {
@@ -98,6 +110,39 @@ function realDirOf(policy: Policy, v: string): string | undefined {
   }
 }
 
+/**
+ * The entries of the folder at `realDir`, read through a descriptor opened
+ * without following a link and checked to be that folder: a folder swapped
+ * for a link to outside between the parent's listing and this read lists
+ * nothing (its names would otherwise show under inside paths). Undefined if
+ * it cannot be read or is not where it was.
+ */
+async function readVerifiedDir(realDir: string): Promise<Dirent[] | undefined> {
+  if (!HAS_PROC_FD) {
+    try {
+      const entries = await readdir(realDir, { withFileTypes: true });
+      return realpathSync.native(realDir) === realDir ? entries : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  let fd: number;
+  try {
+    fd = openSync(realDir, DIR_FLAGS);
+  } catch {
+    return undefined; // ELOOP: a link now; or gone, or unreadable
+  }
+  try {
+    if (readlinkSync(`/proc/self/fd/${fd}`) !== realDir) return undefined;
+    // Read the folder that was opened, whatever its path leads to now.
+    return await readdir(`/proc/self/fd/${fd}`, { withFileTypes: true });
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function isFile(policy: Policy, v: string): boolean {
   try {
     return statSync(policy.resolveVirtual(v, "read", false).real).isFile();
@@ -116,12 +161,8 @@ async function walk(
   pace: Walk,
 ): Promise<void> {
   const owner = policy.table.lookup(vdir);
-  let entries: Dirent[];
-  try {
-    entries = await readdir(realDir, { withFileTypes: true });
-  } catch {
-    return; // unreadable or vanished directory: nothing to list there
-  }
+  const entries = await readVerifiedDir(realDir);
+  if (entries === undefined) return; // unreadable, vanished, or swapped for a link
   if (pace.signal?.aborted) throw ioError("list", start, "the agent stopped before it finished");
   for (const e of entries) {
     await breathe(pace);

@@ -137,6 +137,15 @@ export class MountTable {
     return undefined;
   }
 
+  /**
+   * The `protected` list as this table applies it: absolute virtual paths,
+   * then folder names (lower-cased). Fed back to the constructor, it yields
+   * the same decisions (used to carry a policy to a pool thread).
+   */
+  get protectedEntries(): string[] {
+    return [...this.#protectedPaths, ...this.#protectedNames];
+  }
+
   /** True if writes to `v` are refused by the `protected` list. */
   isProtected(v: string): boolean {
     for (const p of this.#protectedPaths) if (isWithin(v, p)) return true;
