@@ -97,6 +97,17 @@ describe("thread lockdown", () => {
     expect(existsSync(snapshot)).toBe(false);
   });
 
+  it("node:sqlite cannot open or create a database file on any face (Node ≥ 22.5)", async () => {
+    const db = join(dir, "dropped.db");
+    const r = await run({ mode: "sqlite", db });
+    const hasSqlite = process.getBuiltinModule?.("node:sqlite") !== undefined;
+    if (!hasSqlite) expect(r).toEqual({ absent: true });
+    else
+      for (const face of ["cjs", "esm", "esmDefault", "builtin", "backup"])
+        refused(r[face], /sqlite\.\w+ is not available in an agent thread/);
+    expect(existsSync(db)).toBe(false);
+  });
+
   it("host environment, paths and process-wide switches are out of reach", async () => {
     const r = await run({ mode: "probe" });
     refused(r.report, /process\.report is not available/);

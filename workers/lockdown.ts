@@ -197,6 +197,18 @@ function lockOthers(): void {
   // WASI preopens reach host folders; Node 20's permission model does not cover WASI.
   const wasi = loadBuiltin("node:wasi");
   if (wasi && "WASI" in wasi) pin(wasi, "WASI", refuseClass("WASI", FILES));
+  // node:sqlite (Node ≥ 22.5) opens and creates database files by path, and
+  // the permission model does not cover it: an agent could read any database
+  // the host user can and create files anywhere it can write.
+  const sqlite = loadBuiltin("node:sqlite");
+  if (sqlite)
+    for (const key of Object.keys(sqlite))
+      if (typeof sqlite[key] === "function")
+        pin(
+          sqlite,
+          key,
+          /^[A-Z]/.test(key) ? refuseClass(`sqlite.${key}`, FILES) : refuse(`sqlite.${key}`, FILES),
+        );
   // Tracing is process-wide and writes files; Node refuses it in threads, but be sure.
   const trace = loadBuiltin("node:trace_events");
   if (trace) pinRefusal(trace, "createTracing", "trace_events.createTracing", FILES);
