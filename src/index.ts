@@ -65,6 +65,9 @@ export { createHost, type Host, type RunOptions } from "./runtime/host.js";
 export type {
   HostEvent,
   HostOptions,
+  LanguageModelLike,
+  LanguageModelProviderLike,
+  ModelsOption,
   WorkerSandboxSpec,
   WorkerSpec,
 } from "./runtime/host-types.js";
@@ -74,7 +77,7 @@ export {
   type ProgramDefinition,
   type WorkerSource,
 } from "./runtime/load-program.js";
-export type { Attachment } from "./runtime/protocol.js";
+export type { Attachment, RunCommandReply } from "./runtime/protocol.js";
 export type { DeriveOptions, RestrictOptions } from "./sandbox/derive.js";
 export {
   createSandbox,

@@ -190,11 +190,10 @@ describe("run and delegation", () => {
     await host.close();
   });
 
-  it("refuses an LLM worker without a model adapter, clearly", async () => {
-    const host = await hostWith({ llm: { instructions: "Summarize." } });
-    const e = await failure(host.run("llm"));
-    expect(e.reason).toBe("not_runnable");
-    await host.close();
+  it("refuses an LLM worker without a model, clearly, at createHost", async () => {
+    await expect(hostWith({ llm: { instructions: "Summarize." } })).rejects.toThrow(
+      /LLM worker 'llm' has no model/,
+    );
   });
 
   it("uses a fresh thread per agent, and each warm spare once", async () => {

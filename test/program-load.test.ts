@@ -176,7 +176,7 @@ workers:
     expect(await loadProgram(dir)).toEqual({ basePath: dir, workers: {} });
   });
 
-  it("a .worker file may describe a code worker; model and tools stay out of WorkerSpec", async () => {
+  it("a .worker file may describe a code worker; its model and tools stay out of WorkerSpec", async () => {
     const dir = makeProgram({
       "program.yaml": "model: anthropic:claude-haiku-4-5\n",
       "lib/coder.js": JS,
@@ -192,7 +192,12 @@ workers:
         basePath: dir,
         workers: {
           coder: { module: join(dir, "lib/coder.js") },
-          writer: { instructions: "Write things." },
+          // An LLM worker's model (program.yaml's default here) and tools are in its spec.
+          writer: {
+            instructions: "Write things.",
+            model: "anthropic:claude-haiku-4-5",
+            tools: ["write_file"],
+          },
         },
       },
       workers: {

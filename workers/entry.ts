@@ -12,6 +12,8 @@ import { SandboxError } from "../src/errors.js";
 import {
   DELEGATE_OP,
   type LogLevel,
+  RUN_COMMAND_OP,
+  type RunCommandReply,
   type ThreadBootData,
   type ThreadMessage,
 } from "../src/runtime/protocol.js";
@@ -21,6 +23,7 @@ import {
   type WorkerContext,
   type WorkerFunction,
 } from "./index.js";
+import { MODEL_CALL, type ModelCallFunction } from "./model-client.js";
 import { createSandboxClient } from "./sandbox-client.js";
 
 /** Longest log line sent to the host; the rest is cut. */
@@ -52,12 +55,23 @@ parent.on("message", (m: { kind?: unknown; reason?: unknown }) => {
 
 const post = (msg: ThreadMessage): void => parent.postMessage(msg);
 
+// The built-in LLM worker reaches its (host-held) model through this; for
+// any other worker the host refuses model operations.
+const callModel: ModelCallFunction = (op, options) => client.call(op, [options]);
+
 const ctx: WorkerContext = Object.freeze({
+  [MODEL_CALL]: callModel,
   sandbox: client.sandbox,
   signal: controller.signal,
   attachments: Object.freeze([...(boot.attachments ?? [])]),
   delegate(worker: string, input?: unknown, opts?: DelegateOptions) {
     return client.call(DELEGATE_OP, opts === undefined ? [worker, input] : [worker, input, opts]);
+  },
+  runCommand(command: string, opts?: { timeoutMs?: number }) {
+    return client.call(
+      RUN_COMMAND_OP,
+      opts === undefined ? [command] : [command, opts],
+    ) as Promise<RunCommandReply>;
   },
   log(message: unknown, level: LogLevel = "info") {
     const text = typeof message === "string" ? message : safeStringify(message);

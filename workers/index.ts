@@ -11,7 +11,7 @@
  * This module (and everything it imports) runs inside the thread, so it stays
  * small and imports no host code: no zod, no sandbox, no fs.
  */
-import type { Attachment, LogLevel } from "../src/runtime/protocol.js";
+import type { Attachment, LogLevel, RunCommandReply } from "../src/runtime/protocol.js";
 import type { WorkerSandbox } from "./sandbox-client.js";
 
 export {
@@ -33,7 +33,7 @@ export {
   SandboxPermissionEscalationError,
   SuffixNotAllowedError,
 } from "../src/errors.js";
-export type { Attachment, LogLevel } from "../src/runtime/protocol.js";
+export type { Attachment, LogLevel, RunCommandReply } from "../src/runtime/protocol.js";
 export type { FileEdit, FileStat, SandboxDescription, WorkerSandbox } from "./sandbox-client.js";
 
 /** What a worker function receives besides its input. */
@@ -53,6 +53,13 @@ export interface WorkerContext {
    * `SandboxPermissionEscalationError` or `AgentThreadError`.
    */
   delegate(worker: string, input?: unknown, opts?: DelegateOptions): Promise<unknown>;
+  /**
+   * Runs `bash -c command` under the host's OS enforcement (bubblewrap) over
+   * this agent's sandbox, its files under the working folder at their
+   * virtual paths; network only if the worker has `network: true`. Only for
+   * workers with `shell: true` (others get `DelegationRefusedError`).
+   */
+  runCommand(command: string, opts?: { timeoutMs?: number }): Promise<RunCommandReply>;
 }
 
 /** Options of {@link WorkerContext.delegate}. */

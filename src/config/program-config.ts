@@ -37,9 +37,9 @@ export interface ProgramSandboxShape {
 export interface WorkerDefinition {
   /** What the host runs; `module` is still as written (not resolved). */
   spec: WorkerSpec;
-  /** Model for an LLM worker (`.worker` files only); not used by the host in this release. */
+  /** Model for an LLM worker (`.worker` files only); also in `spec.model`. */
   model?: string;
-  /** Tool names for an LLM worker (`.worker` files only); not used by the host in this release. */
+  /** Tool names for an LLM worker (`.worker` files only); also in `spec.tools`. */
   tools?: string[];
   /** `name` from a `.worker` frontmatter, if given (checked against the file name by the loader). */
   declaredName?: string;
@@ -48,7 +48,7 @@ export interface WorkerDefinition {
 /** The top level of program.yaml, validated (workers not yet checked against the files). */
 export interface ProgramFileConfig {
   name?: string;
-  /** Default model for LLM workers; not used by the host in this release. */
+  /** Default model for LLM workers (`loadProgram` puts it in their specs). */
   model?: string;
   /** The program sandbox in camelCase, as written otherwise (root and sources unresolved). */
   sandbox?: SandboxConfig;
@@ -94,6 +94,7 @@ const commonWorkerKeys = {
     })
     .optional(),
   network: z.boolean().optional(),
+  shell: z.boolean().optional(),
 };
 
 const workerEntrySchema = z.strictObject({
@@ -112,6 +113,7 @@ const workerFileSchema = z.strictObject({
   module: z.string().optional(),
   model: z.string().min(1, "a model cannot be empty").optional(),
   tools: z.array(z.string(), { error: "expected a list of tool names" }).optional(),
+  max_steps: positiveInt("model steps").optional(),
   // Seed 002 put instructions in the frontmatter; the body is the usual place.
   instructions: z.string().optional(),
 });
@@ -421,8 +423,19 @@ export function parseWorkerEntry(
   if (data.network !== undefined) spec.network = data.network;
   if (data.max_old_generation_size_mb !== undefined)
     spec.maxOldGenerationSizeMb = data.max_old_generation_size_mb;
-  if (data.model !== undefined) def.model = data.model;
-  if (data.tools !== undefined) def.tools = data.tools;
+  if (data.shell !== undefined) spec.shell = data.shell;
+  if (data.max_steps !== undefined) spec.maxSteps = data.max_steps;
+  // The host uses `model` and `tools` for LLM workers only; a code worker's
+  // stay in its definition.
+  const llm = spec.module === undefined;
+  if (data.model !== undefined) {
+    def.model = data.model;
+    if (llm) spec.model = data.model;
+  }
+  if (data.tools !== undefined) {
+    def.tools = data.tools;
+    if (llm) spec.tools = data.tools;
+  }
   if (data.name !== undefined) def.declaredName = data.name;
   return def;
 }

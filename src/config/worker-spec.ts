@@ -24,8 +24,24 @@ export interface WorkerSandboxSpec {
 export interface WorkerSpec {
   /** Code worker: its built JS module (host path, relative to `basePath`, or `file:` URL). */
   module?: string;
-  /** LLM worker (`.worker` body). Running it needs a model adapter (not in this release). */
+  /**
+   * LLM worker (`.worker` body): the system instructions of an AI SDK tool
+   * loop run in the agent's thread. A worker with instructions and no
+   * `module` is an LLM worker; it needs a `model`.
+   */
   instructions?: string;
+  /**
+   * LLM worker: the name of its model in `createHost({ models })` — a key
+   * whose value is a language model, or `key:id` where `models[key]` is a
+   * provider or provider registry (`languageModel(id)`).
+   */
+  model?: string;
+  /** LLM worker: the tools it is given (a subset of the tool layer's names). Default: see the tool layer. */
+  tools?: string[];
+  /** LLM worker: most model steps of its tool loop. Default 20. */
+  maxSteps?: number;
+  /** Let the agent run shell commands (`ctx.runCommand`, the `shell` tool) under OS enforcement. Default false. */
+  shell?: boolean;
   /** One line for humans and models. */
   description?: string;
   /** Narrowing applied to the sandbox it receives from its caller. */

@@ -11,14 +11,16 @@ import {
   escapeControl,
   SandboxError,
 } from "../errors.js";
+import { runCommand } from "../os/run-command.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import { type AgentThreadOptions, DeadlineExceeded, runAgentThread } from "./agent-thread.js";
 import { checkCallOptions, readAttachments } from "./delegation-options.js";
 import type { EventHub } from "./event-hub.js";
 import { createFairScheduler, type FairScheduler } from "./fair-scheduler.js";
 import type { WorkerSpec } from "./host-types.js";
-import { canRestrictNetwork } from "./permissions.js";
-import type { Attachment } from "./protocol.js";
+import { isLlmWorker, serveModelCall, ToolCallTracker, type WorkerModel } from "./model-host.js";
+import { canRestrictNetwork, llmWorkerCode } from "./permissions.js";
+import type { Attachment, LlmWorkerInput, RunCommandReply, RunCommandRequest } from "./protocol.js";
 import type { SparePool } from "./spare-pool.js";
 import { applyWorkerSandbox } from "./worker-sandbox.js";
 
@@ -49,7 +51,12 @@ export interface AgentRunnerOptions {
   maxThreads: number;
   hub: EventHub;
   pool: SparePool | undefined;
+  /** Each LLM worker's model (see `resolveWorkerModels`). */
+  models?: Map<string, WorkerModel>;
 }
+
+/** Default time limit of `ctx.runCommand`. */
+const DEFAULT_COMMAND_TIMEOUT_MS = 60_000;
 
 let warnedNetwork = false;
 
@@ -61,6 +68,7 @@ export class AgentRunner {
   readonly #maxThreads: number;
   readonly #hub: EventHub;
   readonly #pool: SparePool | undefined;
+  readonly #models: Map<string, WorkerModel>;
   /** Shares the host's event loop fairly among this host's agents. */
   readonly #scheduler: FairScheduler = createFairScheduler();
   readonly #live = new Set<Agent>();
@@ -76,6 +84,7 @@ export class AgentRunner {
     this.#maxThreads = opts.maxThreads;
     this.#hub = opts.hub;
     this.#pool = opts.pool;
+    this.#models = opts.models ?? new Map();
   }
 
   /** A fresh agent id. */
@@ -156,23 +165,31 @@ export class AgentRunner {
       ...(parent ? { parentId: parent.id } : {}),
       time: started,
     });
+    const model = isLlmWorker(agent.spec) ? this.#models.get(agent.worker) : undefined;
+    const tracker = model ? new ToolCallTracker(agent.id, (e) => this.#hub.emit(e)) : undefined;
     try {
-      if (!agent.spec.module) {
+      if (!agent.spec.module && !model) {
         throw new AgentThreadError(
           "not_runnable",
-          `Worker '${agent.worker}' has no module: LLM workers need a model adapter, which this release does not include.`,
+          `Worker '${agent.worker}' has no module and no model: give it 'module', or 'instructions' and a 'model' from createHost({ models }).`,
         );
       }
       if (agent.spec.network !== true && !canRestrictNetwork()) warnNetworkOnce();
+      // An LLM agent runs the built-in LLM worker module; its thread never
+      // needs the network (the host makes the model calls).
+      const code = model
+        ? llmWorkerCode()
+        : { module: agent.spec.module!, dependencies: agent.spec.dependencies ?? [] };
       const opts: AgentThreadOptions = {
-        module: agent.spec.module,
-        input,
+        module: code.module,
+        input: model ? this.#llmInput(agent, input) : input,
         sandbox: agent.sandbox,
         signal: agent.controller.signal,
-        dependencies: agent.spec.dependencies ?? [],
-        network: agent.spec.network === true,
+        dependencies: [...(code.dependencies ?? [])],
+        network: !model && agent.spec.network === true,
         onDelegate: (name, childInput, callOpts) =>
           this.#delegate(agent, name, childInput, callOpts),
+        onRunCommand: (command, request) => this.#runCommand(agent, command, request),
         onOperation: (op, path, error) => this.#reportOperation(agent, op, path, error),
         scheduler: this.#scheduler,
         onLog: (entry) =>
@@ -194,6 +211,8 @@ export class AgentRunner {
         if (spare) opts.spare = spare;
       }
       if (attachments) opts.attachments = attachments;
+      if (model && tracker)
+        opts.onModel = (kind, options) => this.#callModel(agent, model, tracker, kind, options);
       const { value } = await runAgentThread(opts);
       this.#hub.emit({
         type: "agent_finished",
@@ -216,12 +235,95 @@ export class AgentRunner {
       });
       throw e;
     } finally {
+      tracker?.flush();
       if (timer) clearTimeout(timer);
       this.#active--;
       this.#live.delete(agent);
       // Whatever happened, nothing below this agent outlives it.
       agent.controller.abort();
     }
+  }
+
+  /** What the built-in LLM worker module gets: the worker's configuration and the input. */
+  #llmInput(agent: Agent, input: unknown): LlmWorkerInput {
+    const spec = agent.spec;
+    const out: LlmWorkerInput = {
+      instructions: spec.instructions ?? "",
+      workers: (spec.delegates ?? []).map((name) => {
+        const description = this.#workers.get(name)?.description;
+        return description === undefined ? { name } : { name, description };
+      }),
+      shell: spec.shell === true,
+      input,
+    };
+    if (spec.maxSteps !== undefined) out.maxSteps = spec.maxSteps;
+    if (spec.tools !== undefined) out.toolNames = [...spec.tools];
+    return out;
+  }
+
+  /**
+   * Serves one model call of an LLM agent with the model of its worker's
+   * spec (the thread never names one), and reports it.
+   */
+  async #callModel(
+    agent: Agent,
+    model: WorkerModel,
+    tracker: ToolCallTracker,
+    kind: "generate" | "stream",
+    options: Record<string, unknown>,
+  ): Promise<unknown> {
+    tracker.observePrompt(options.prompt);
+    const result = (await serveModelCall({
+      kind,
+      options,
+      model,
+      signal: agent.controller.signal,
+      onDone: (info) =>
+        this.#hub.emit({
+          type: "model_call",
+          agentId: agent.id,
+          worker: agent.worker,
+          model: escapeControl(model.name),
+          ...(info.inputTokens !== undefined ? { inputTokens: info.inputTokens } : {}),
+          ...(info.outputTokens !== undefined ? { outputTokens: info.outputTokens } : {}),
+          finishReason: info.finishReason,
+          durationMs: Math.round(info.ms * 1000) / 1000,
+          time: Date.now(),
+        }),
+    })) as { content?: unknown; parts?: unknown };
+    tracker.observeAnswer(kind === "generate" ? result.content : result.parts);
+    return result;
+  }
+
+  /** Serves `ctx.runCommand` for workers with `shell: true`, within the agent's deadline. */
+  async #runCommand(
+    agent: Agent,
+    command: string,
+    request: RunCommandRequest,
+  ): Promise<RunCommandReply> {
+    if (agent.spec.shell !== true)
+      throw new DelegationRefusedError(
+        `Shell is not enabled for worker '${agent.worker}': it may not run commands (give it 'shell: true').`,
+      );
+    let timeoutMs = request.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    if (agent.deadline) timeoutMs = Math.min(timeoutMs, agent.deadline.at - Date.now());
+    if (timeoutMs < 1)
+      throw new DelegationRefusedError("No time is left before this agent's deadline.");
+    const r = await runCommand(agent.sandbox, command, {
+      timeoutMs,
+      network: agent.spec.network === true,
+      env: {},
+      signal: agent.controller.signal,
+    });
+    return {
+      exitCode: r.exitCode,
+      stdout: r.stdout,
+      stderr: r.stderr,
+      timedOut: r.timedOut,
+      truncated: r.truncated,
+      notes: [...r.notes],
+      confined: r.confined,
+    };
   }
 
   #reportOperation(
@@ -307,7 +409,10 @@ export class AgentRunner {
 
 /** Spares are started with one set of flags: the default heap, no network. */
 export function usesSpare(spec: WorkerSpec): boolean {
-  return spec.maxOldGenerationSizeMb === undefined && spec.network !== true;
+  // LLM workers run the built-in module, whose grants spares do not have.
+  return (
+    spec.maxOldGenerationSizeMb === undefined && spec.network !== true && spec.module !== undefined
+  );
 }
 
 /** The earliest of an inherited deadline and budgets starting now. */

@@ -76,6 +76,8 @@ export interface AgentThreadOptions
     | "maxInFlight"
     | "maxBytesInFlight"
     | "onDelegate"
+    | "onModel"
+    | "onRunCommand"
     | "onInternalError"
     | "onOperation"
     | "scheduler"
@@ -317,6 +319,8 @@ function pick(opts: AgentThreadOptions): PortServerOptions {
   if (opts.maxInFlight !== undefined) o.maxInFlight = opts.maxInFlight;
   if (opts.maxBytesInFlight !== undefined) o.maxBytesInFlight = opts.maxBytesInFlight;
   if (opts.onDelegate) o.onDelegate = opts.onDelegate;
+  if (opts.onModel) o.onModel = opts.onModel;
+  if (opts.onRunCommand) o.onRunCommand = opts.onRunCommand;
   if (opts.onInternalError) o.onInternalError = opts.onInternalError;
   if (opts.onOperation) o.onOperation = opts.onOperation;
   if (opts.scheduler) o.scheduler = opts.scheduler;

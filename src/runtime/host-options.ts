@@ -8,8 +8,11 @@ import { isAbsolute, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { WorkerSpec } from "../config/worker-spec.js";
 import { type ConfigIssue, configError } from "../errors.js";
+import { TOOL_NAMES } from "../tools/types.js";
 import type { HostOptions } from "./host-types.js";
+import { isLlmWorker, resolveWorkerModels, type WorkerModel } from "./model-host.js";
 import { isPathLike } from "./module-grants.js";
+import { llmWorkerCode } from "./permissions.js";
 
 const HOST_KEYS = [
   "sandbox",
@@ -21,10 +24,11 @@ const HOST_KEYS = [
   "warmThreads",
   "onEvent",
   "name",
+  "models",
 ];
 
 /** DESIGN's options that this release does not have yet: refused, never ignored. */
-const PLANNED_KEYS = ["onApproval", "auditLog", "models", "dynamic"];
+const PLANNED_KEYS = ["onApproval", "auditLog", "dynamic"];
 
 const SPEC_KEYS = [
   "dependencies",
@@ -36,6 +40,10 @@ const SPEC_KEYS = [
   "timeoutMs",
   "maxOldGenerationSizeMb",
   "network",
+  "model",
+  "tools",
+  "maxSteps",
+  "shell",
 ];
 
 /** Host options after validation. */
@@ -46,6 +54,8 @@ export interface CheckedHostOptions {
   maxAgents: number;
   maxThreads: number;
   warmThreads: number;
+  /** Each LLM worker's model, resolved from `models`. */
+  models: Map<string, WorkerModel>;
 }
 
 /**
@@ -73,7 +83,16 @@ export function checkHostOptions(options: HostOptions): CheckedHostOptions {
     // one chain of full depth beside the other running agents.
     maxThreads: checkCount(options.maxThreads, maxAgents + maxDepth - 1, "maxThreads", 1, issues),
     warmThreads: checkCount(options.warmThreads, 0, "warmThreads", 0, issues),
+    models: new Map(),
   };
+  out.models = resolveWorkerModels(options.models, out.workers, issues);
+  if ([...out.workers.values()].some(isLlmWorker)) {
+    try {
+      llmWorkerCode();
+    } catch (err) {
+      issues.push({ path: ["workers"], message: (err as Error).message });
+    }
+  }
   if (issues.length > 0) throw configError(issues);
   return out;
 }
@@ -129,8 +148,10 @@ function checkWorkers(
       if (v !== undefined && (typeof v !== "number" || !(v > 0)))
         issues.push({ path: [...at, k], message: "expected a positive number" });
     }
-    if (spec.network !== undefined && typeof spec.network !== "boolean")
-      issues.push({ path: [...at, "network"], message: "expected true or false" });
+    for (const k of ["network", "shell"] as const)
+      if (spec[k] !== undefined && typeof spec[k] !== "boolean")
+        issues.push({ path: [...at, k], message: "expected true or false" });
+    checkLlmKeys(spec, at, issues);
     out.set(name, spec);
   }
   for (const [name, spec] of out) {
@@ -141,6 +162,36 @@ function checkWorkers(
     });
   }
   return out;
+}
+
+/** Checks the LLM keys of a spec: `instructions`, `model`, `maxSteps`, `tools`. */
+function checkLlmKeys(spec: WorkerSpec, at: (string | number)[], issues: ConfigIssue[]): void {
+  if (spec.instructions !== undefined && typeof spec.instructions !== "string")
+    issues.push({ path: [...at, "instructions"], message: "expected a string" });
+  if (spec.model !== undefined && (typeof spec.model !== "string" || spec.model === ""))
+    issues.push({ path: [...at, "model"], message: "expected a model name" });
+  const steps = spec.maxSteps;
+  if (steps !== undefined && (typeof steps !== "number" || !Number.isInteger(steps) || steps < 1))
+    issues.push({ path: [...at, "maxSteps"], message: "expected a positive integer" });
+  if (spec.tools === undefined) return;
+  if (!Array.isArray(spec.tools) || !spec.tools.every((t) => typeof t === "string")) {
+    issues.push({ path: [...at, "tools"], message: "expected a list of tool names" });
+    return;
+  }
+  spec.tools.forEach((t, i) => {
+    if (!(TOOL_NAMES as readonly string[]).includes(t))
+      issues.push({
+        path: [...at, "tools", i],
+        message: `unknown tool '${t}'; known tools: ${TOOL_NAMES.join(", ")}`,
+      });
+    else if (t === "shell" && spec.shell !== true)
+      issues.push({ path: [...at, "tools", i], message: "'shell' needs 'shell: true'" });
+    else if (t === "call_worker" && !spec.delegates?.length)
+      issues.push({
+        path: [...at, "tools", i],
+        message: "'call_worker' needs 'delegates' (the workers it may call)",
+      });
+  });
 }
 
 /** TypeScript modules run where Node strips types (22.18+, 23.6+). */

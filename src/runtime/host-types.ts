@@ -33,7 +33,34 @@ export interface HostOptions {
   onEvent?: (event: HostEvent) => void;
   /** Program name (from program.yaml), for events and messages. */
   name?: string;
+  /**
+   * The models LLM workers may use, by name: AI SDK language models, or
+   * providers / provider registries (a worker's `model: "key:id"` calls
+   * `models[key].languageModel(id)`). Held by the host: threads reach them
+   * only through the port and never hold a key.
+   */
+  models?: ModelsOption;
 }
+
+/**
+ * An AI SDK language model (`LanguageModelV3` from `@ai-sdk/provider`),
+ * structurally: mountbox does not need `ai` for its types.
+ */
+export interface LanguageModelLike {
+  readonly specificationVersion: "v3";
+  readonly provider: string;
+  readonly modelId: string;
+  doGenerate(options: never): PromiseLike<unknown>;
+  doStream(options: never): PromiseLike<unknown>;
+}
+
+/** A provider or provider registry: anything with `languageModel(id)`. */
+export interface LanguageModelProviderLike {
+  languageModel(id: string): unknown;
+}
+
+/** `createHost({ models })`: language models and providers by name. */
+export type ModelsOption = Record<string, LanguageModelLike | LanguageModelProviderLike>;
 
 /** What the host reports. Paths are always virtual. */
 export type HostEvent =
@@ -64,6 +91,33 @@ export type HostEvent =
       level: "debug" | "info" | "warn" | "error";
       stream?: "stdout" | "stderr";
       message: string;
+      time: number;
+    }
+  | {
+      /** One model call of an LLM agent, made by the host. */
+      type: "model_call";
+      agentId: string;
+      worker: string;
+      /** The worker's `model` name. */
+      model: string;
+      inputTokens?: number;
+      outputTokens?: number;
+      /** `stop`, `tool-calls`, `length`, … (the SDK's unified reason). */
+      finishReason: string;
+      durationMs: number;
+      time: number;
+    }
+  | {
+      /**
+       * One tool call of an LLM agent, as its model asked for it; `outcome`
+       * from the result the next model call carried (`unknown` if none did).
+       */
+      type: "tool_call";
+      agentId: string;
+      tool: string;
+      /** The virtual path it names, if any (control characters escaped). */
+      path?: string;
+      outcome: "ok" | "error" | "denied" | "unknown";
       time: number;
     }
   | {

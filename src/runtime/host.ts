@@ -49,7 +49,7 @@ export interface Host {
  * are validated here; a bad or unknown one is a ConfigError naming its key.
  */
 export async function createHost(options: HostOptions): Promise<Host> {
-  const { basePath, workers, maxDepth, maxAgents, maxThreads, warmThreads } =
+  const { basePath, workers, maxDepth, maxAgents, maxThreads, warmThreads, models } =
     checkHostOptions(options);
   const root = toSandbox(options.sandbox, basePath);
   // Fail fast on a grant that would hand a thread a sandbox folder, or a
@@ -80,7 +80,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
         )
       : undefined;
   const hub = new EventHub(options.onEvent);
-  const runner = new AgentRunner({ workers, maxDepth, maxAgents, maxThreads, hub, pool });
+  const runner = new AgentRunner({ workers, maxDepth, maxAgents, maxThreads, hub, pool, models });
   // From now on a signal cannot open the inspector (see host-guards.ts).
   guardProcessSignals();
   const running = new Set<Promise<unknown>>();

@@ -31,9 +31,9 @@ const WORKER_SUFFIX = ".worker";
 export interface WorkerSource {
   /** The file it is defined in, relative to the program folder. */
   source: string;
-  /** `model` of a `.worker` file (for a future model adapter; the host ignores it). */
+  /** `model` of a `.worker` file (also in the spec). */
   model?: string;
-  /** `tools` of a `.worker` file (for a future model adapter; the host ignores it). */
+  /** `tools` of a `.worker` file (also in the spec). */
   tools?: string[];
 }
 
@@ -41,7 +41,7 @@ export interface WorkerSource {
 export interface ProgramDefinition {
   /** What `createHost` takes. */
   options: HostOptions;
-  /** `model` of program.yaml (default model for LLM workers; the host ignores it). */
+  /** `model` of program.yaml (default model for LLM workers, put in their specs). */
   model?: string;
   /** Per worker: where it is defined, and its `model` and `tools`. */
   workers: Record<string, WorkerSource>;
@@ -132,6 +132,11 @@ export async function loadProgramDefinition(dir: string): Promise<ProgramDefinit
     if (def.tools !== undefined) sources[name].tools = def.tools;
   }
 
+  // program.yaml's `model` is the default of every LLM worker without one.
+  if (program.model !== undefined)
+    for (const spec of Object.values(workers))
+      if (spec.instructions !== undefined && spec.module === undefined && spec.model === undefined)
+        spec.model = program.model;
   const options: HostOptions = { basePath, workers };
   if (program.sandbox) options.sandbox = program.sandbox;
   if (program.name !== undefined) options.name = program.name;

@@ -168,3 +168,31 @@ export function computeExecArgv(opts: ExecArgvOptions): string[] {
     out.push("--disable-warning=ExperimentalWarning");
   return out;
 }
+
+/** What to install when a program has LLM workers and `ai` is missing. */
+export const MISSING_AI_FOR_LLM_WORKERS =
+  "LLM workers need the Vercel AI SDK, an optional peer dependency of mountbox: install it beside mountbox with `npm install ai@^6` (any version >= 6).";
+
+let llmCode: WorkerCode | undefined;
+
+/**
+ * The code an LLM agent's thread runs: the built-in `workers/llm-worker.js`,
+ * with `ai` found from mountbox's own folder as Node will find it (in npm
+ * and pnpm layouts the peer sits beside mountbox) and everything it depends
+ * on, zod, the tool layer's files and the AI SDK adapter.
+ * @throws Error naming what to install when `ai` cannot be found
+ */
+export function llmWorkerCode(): WorkerCode {
+  if (llmCode) return llmCode;
+  const module = realpathSync(
+    fileURLToPath(new URL("../../workers/llm-worker.js", import.meta.url)),
+  );
+  if (!findPackage("ai", dirname(module))) throw new Error(MISSING_AI_FOR_LLM_WORKERS);
+  const toolsDir = fileURLToPath(new URL("../tools/", import.meta.url));
+  const files = readdirSync(toolsDir)
+    .filter((f) => f.endsWith(".js"))
+    .map((f) => realpathSync(join(toolsDir, f)));
+  const adapter = realpathSync(fileURLToPath(new URL("../ai-sdk/index.js", import.meta.url)));
+  llmCode = { module, dependencies: ["ai", "zod", ...files, adapter] };
+  return llmCode;
+}

@@ -14,11 +14,17 @@ import { escapeControl, ioError, SandboxError } from "../errors.js";
 import type { FileEdit, Sandbox } from "../sandbox/sandbox.js";
 import { defaultScheduler, type FairScheduler } from "./fair-scheduler.js";
 import { measureMessage } from "./message-size.js";
+import { createModelRequestChecker, type ModelRequestChecker } from "./model-host.js";
 import {
   ACK_OP,
   DELEGATE_OP,
   INVALID_REQUEST,
+  MODEL_GENERATE_OP,
+  MODEL_STREAM_OP,
   type PortReply,
+  RUN_COMMAND_OP,
+  type RunCommandReply,
+  type RunCommandRequest,
   type WireError,
 } from "./protocol.js";
 
@@ -87,7 +93,18 @@ export interface PortServerOptions {
    */
   onDelegate?: (worker: string, input: unknown, opts: Record<string, unknown>) => Promise<unknown>;
   /**
-   * Called after each sandbox operation (not `delegate`) with its outcome,
+   * Serves an LLM agent's model calls (`model.generate`, `model.stream`) with
+   * the call options checked by `checkModelCallOptions`. Without it both
+   * operations are refused like any unknown operation: only LLM workers get it.
+   */
+  onModel?: (kind: "generate" | "stream", options: Record<string, unknown>) => Promise<unknown>;
+  /**
+   * Serves `ctx.runCommand(command, opts)`. Without it `runCommand` is
+   * refused like any unknown operation.
+   */
+  onRunCommand?: (command: string, opts: RunCommandRequest) => Promise<RunCommandReply>;
+  /**
+   * Called after each sandbox operation (not `delegate`, model calls or `runCommand`) with its outcome,
    * for events and audit. `path` is the worker's own (virtual) argument.
    */
   onOperation?: (op: string, path: string | undefined, error: SandboxError | undefined) => void;
@@ -142,6 +159,8 @@ export function serveSandbox(
   /** Bytes of big replies sent and not yet acknowledged. */
   let replyBytes = 0;
   let closed = false;
+  /** This agent's model requests: checked, with the tools of its last call kept for reuse. */
+  const checkModel = opts.onModel ? createModelRequestChecker() : undefined;
 
   const reply = (msg: PortReply): void => {
     if (closed) return;
@@ -204,7 +223,7 @@ export function serveSandbox(
 
   const execute = (id: number, op: string, handler: Handler, checked: Checked): void => {
     const report =
-      opts.onOperation && op !== DELEGATE_OP
+      opts.onOperation && !AWAITING_OPS.has(op)
         ? (err: unknown) =>
             opts.onOperation?.(
               op,
@@ -216,9 +235,10 @@ export function serveSandbox(
                   : ioError(op, undefined, "unexpected error"),
             )
         : undefined;
-    // A delegation waits on another agent, not on the host: it takes no
-    // running slot (maxAgents bounds it), so a caller may fan out.
-    const takesSlot = op !== DELEGATE_OP;
+    // A delegation waits on another agent (a model call on the model, a
+    // command on its process), not on the host: it takes no running slot
+    // (maxAgents bounds it), so a caller may fan out.
+    const takesSlot = !AWAITING_OPS.has(op);
     const settle = (ok: boolean, valueOrError: unknown): void => {
       if (takesSlot) running--;
       requestBytes -= checked.bytes;
@@ -287,7 +307,7 @@ export function serveSandbox(
       }
       return;
     }
-    const handler = op === DELEGATE_OP && opts.onDelegate ? delegateHandler(opts) : HANDLERS[op];
+    const handler = hookHandler(op, opts, checkModel) ?? HANDLERS[op];
     if (handler === undefined) {
       const size = measureMessage(args, maxBytes);
       if (size > maxBytes) {
@@ -569,6 +589,69 @@ const HANDLERS: Record<string, Handler | undefined> = Object.assign(Object.creat
   describe: { check: noArgs, run: (sb) => sb.describe() },
 } satisfies Record<string, Handler>);
 
+/** Operations served by a hook, each waiting on something other than the host's loop. */
+const AWAITING_OPS = new Set([DELEGATE_OP, MODEL_GENERATE_OP, MODEL_STREAM_OP, RUN_COMMAND_OP]);
+
+/** Longest command `runCommand` accepts. */
+const MAX_COMMAND_CHARS = 64 * 1024;
+
+/** The handler of a hook operation whose hook the owner gave, else undefined. */
+function hookHandler(
+  op: string,
+  opts: PortServerOptions,
+  checkModel: ModelRequestChecker | undefined,
+): Handler | undefined {
+  if (op === DELEGATE_OP && opts.onDelegate) return delegateHandler(opts);
+  if ((op === MODEL_GENERATE_OP || op === MODEL_STREAM_OP) && opts.onModel && checkModel)
+    return modelHandler(op === MODEL_GENERATE_OP ? "generate" : "stream", opts.onModel, checkModel);
+  if (op === RUN_COMMAND_OP && opts.onRunCommand) return runCommandHandler(opts.onRunCommand);
+  return undefined;
+}
+
+function modelHandler(
+  kind: "generate" | "stream",
+  onModel: NonNullable<PortServerOptions["onModel"]>,
+  checkModel: ModelRequestChecker,
+): Handler {
+  return {
+    check(args) {
+      const bad = arity(args, 1, 1);
+      if (bad) return bad;
+      // Every field checked: the host passes only the accepted ones on.
+      const checked = checkModel(args[0]);
+      if (typeof checked === "string") return checked;
+      return { args: [checked.options], bytes: checked.bytes };
+    },
+    run: (_sb, a) => onModel(kind, a[0] as Record<string, unknown>),
+  };
+}
+
+function runCommandHandler(onRunCommand: NonNullable<PortServerOptions["onRunCommand"]>): Handler {
+  return {
+    check(args) {
+      const bad = arity(args, 1, 2);
+      if (bad) return bad;
+      const [command, options] = args;
+      if (typeof command !== "string" || command === "" || command.length > MAX_COMMAND_CHARS)
+        return `command must be a non-empty string of at most ${MAX_COMMAND_CHARS} characters`;
+      const out: RunCommandRequest = {};
+      if (options !== undefined) {
+        if (!isPlainObject(options)) return "options must be an object";
+        for (const k in options) {
+          if (k !== "timeoutMs") return `unknown option ${JSON.stringify(k.slice(0, 64))}`;
+          const t = options[k];
+          if (t === undefined) continue;
+          if (typeof t !== "number" || !Number.isInteger(t) || t < 1)
+            return "timeoutMs must be a positive integer";
+          out.timeoutMs = t;
+        }
+      }
+      return { args: [command, out], bytes: command.length * 2 };
+    },
+    run: (_sb, a) => onRunCommand(s(a[0]), a[1] as RunCommandRequest),
+  };
+}
+
 function delegateHandler(opts: PortServerOptions): Handler {
   return {
     check(args) {
@@ -620,6 +703,6 @@ function toWireError(
 ): WireError {
   if (err instanceof SandboxError) return err.toJSON();
   opts.onInternalError?.(err, op);
-  const path = typeof args[0] === "string" && op !== DELEGATE_OP ? args[0] : undefined;
+  const path = typeof args[0] === "string" && !AWAITING_OPS.has(op) ? args[0] : undefined;
   return ioError(op, path, "unexpected error").toJSON();
 }

@@ -75,6 +75,60 @@ export type SandboxOp = (typeof SANDBOX_OPS)[number];
  */
 export const DELEGATE_OP = "delegate";
 
+/**
+ * A model call of an LLM agent (`doGenerate` of its proxy model): one
+ * argument, the call options as plain data — with `reuseTools: true`
+ * instead of `tools` when they equal those of its last call that sent
+ * tools. Served only for LLM workers; the host picks the model from the
+ * worker's spec, never from the request.
+ */
+export const MODEL_GENERATE_OP = "model.generate";
+
+/** Like {@link MODEL_GENERATE_OP} for `doStream`: the reply is every stream part, read to the end host-side. */
+export const MODEL_STREAM_OP = "model.stream";
+
+/**
+ * `ctx.runCommand(command, opts)`: a shell command under OS enforcement over
+ * the agent's sandbox. Served only for workers with `shell: true`.
+ */
+export const RUN_COMMAND_OP = "runCommand";
+
+/** Options of `ctx.runCommand` as they cross the port. */
+export interface RunCommandRequest {
+  /** Wall-clock limit in ms (never beyond the agent's deadline). */
+  timeoutMs?: number;
+}
+
+/** What `ctx.runCommand` resolves with. */
+export interface RunCommandReply {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  truncated: boolean;
+  /** Explanations for a model (virtual paths only). */
+  notes: string[];
+  /** False only when the host let the command run without OS enforcement. */
+  confined: boolean;
+}
+
+/**
+ * What the host hands the built-in LLM worker module as its input: the
+ * worker's configuration (from its spec, host-side) and the agent's input.
+ */
+export interface LlmWorkerInput {
+  instructions: string;
+  maxSteps?: number;
+  /** Tool names the worker asked for; absent → the tool layer's default. */
+  toolNames?: string[];
+  /** Workers `call_worker` may call (its delegates), with their descriptions. */
+  workers: { name: string; description?: string }[];
+  /** True when the `shell` tool is to be offered (`shell: true`). */
+  shell: boolean;
+  /** The agent's own input (the prompt). */
+  input: unknown;
+}
+
 /** A request from the worker. */
 export interface PortRequest {
   id: number;
