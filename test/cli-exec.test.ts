@@ -1,10 +1,11 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   closeSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
   realpathSync,
   rmSync,
@@ -133,6 +134,59 @@ describeWithBwrap("mountbox exec (built CLI)", () => {
       closeSync(fd);
     }
     expect(readFileSync(out, "utf8")).toBe("out1\nerr1\nout2\nerr2\nout3\nerr3\n");
+  });
+
+  test("review finding 5: the command gets pipes, never the caller's file or terminal", () => {
+    const log = join(dir, "host-log.txt");
+    writeFileSync(log, "earlier output\nSECRET=host-token-123\n", { mode: 0o600 });
+    const out = openSync(log, "a");
+    const err = join(dir, "host-err.txt");
+    const errFd = openSync(err, "w");
+    try {
+      const r = spawnSync(
+        process.execPath,
+        [
+          CLI,
+          "exec",
+          "--root",
+          join(dir, "root"),
+          "--",
+          // Reopening its stdout/stderr through /proc: only the pipe is there.
+          'readlink /proc/$$/fd/1 /proc/$$/fd/2 >&2; for f in 0 1 2; do [ -t $f ] && echo "tty $f" >&2; done; grep -a SECRET /proc/$$/fd/2 >&2 < /dev/null & sleep 0.2; kill $! 2>/dev/null; { echo overwritten > /proc/$$/fd/1; } 2>/dev/null || echo reopen-refused',
+        ],
+        { timeout: 20_000, stdio: ["ignore", out, errFd] },
+      );
+      expect(r.status).toBe(0);
+    } finally {
+      closeSync(out);
+      closeSync(errFd);
+    }
+    expect(readFileSync(log, "utf8")).toBe(
+      "earlier output\nSECRET=host-token-123\nreopen-refused\n",
+    );
+    const seen = readFileSync(err, "utf8");
+    expect(seen).not.toContain("SECRET");
+    expect(seen).not.toContain(dir);
+    expect(seen).not.toContain("tty");
+    expect(seen).toMatch(/^(pipe|socket):\[\d+\]\n(pipe|socket):\[\d+\]\n/);
+  });
+
+  test("review finding 4/5: a CLI stopped by a signal stops the command and removes its .git placeholder", async () => {
+    const root = join(dir, "signalled");
+    mkdirSync(root);
+    const child = spawn(process.execPath, [CLI, "exec", "--root", root, "--", "sleep 20"], {
+      stdio: "ignore",
+    });
+    // The placeholder exists while the command runs.
+    for (let i = 0; i < 100 && !existsSync(join(root, ".git")); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(join(root, ".git"))).toBe(true);
+    const started = Date.now();
+    child.kill("SIGTERM");
+    const code = await new Promise<number | null>((r) => child.once("exit", (c) => r(c)));
+    expect(code).toBe(128 + 15);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(readdirSync(root)).toEqual([]);
   });
 
   test("finding 9: a command starting with '-' runs; options end at the first word that is not one", () => {

@@ -30,7 +30,7 @@ afterEach(() => {
 function shown(plan: BindPlan): string[] {
   return plan.steps.map(
     (s) =>
-      `${s.kind} ${s.virtual}${s.kind === "bind" ? ` <- ${s.host.replace(dir, "<tmp>")}` : ""} ${s.writable ? "rw" : "ro"}${s.file ? " file" : ""}`,
+      `${s.kind} ${s.virtual}${s.kind === "bind" ? ` <- ${s.host.replace(dir, "<tmp>")}` : ""} ${s.writable ? "rw" : "ro"}${s.file ? " file" : ""}${s.placeholder === true ? " placeholder" : ""}`,
   );
 }
 
@@ -50,9 +50,18 @@ describe("planBinds", () => {
       "bind /.git <- <tmp>/root/.git ro",
       "bind /cache <- <tmp>/cache ro",
       "bind /out <- <tmp>/out rw",
+      // Absent at the top of a writable bind: an empty read-only placeholder.
+      "bind /out/.git <- <tmp>/out/.git ro placeholder",
     ]);
-    // /out has no folder in the root yet: it must be created as a mount point.
-    expect(plan.mountPoints).toEqual([{ base: join(dir, "root"), rest: ["out"], virtual: "/out" }]);
+    // /out has no folder in the root yet: it must be created as a mount point;
+    // the other places are checked (no link on the way) before bubblewrap runs.
+    expect(plan.mountPoints).toContainEqual({
+      base: join(dir, "root"),
+      rest: ["out"],
+      virtual: "/out",
+      create: true,
+    });
+    expect(plan.mountPoints.filter((m) => m.create)).toHaveLength(1);
   });
 
   test("a read-only sandbox binds everything read-only and adds no .git bind", () => {
@@ -69,6 +78,7 @@ describe("planBinds", () => {
     const child = sb.derive({ allowRead: ["/src/a.ts", "/cache"], allowWrite: ["/cache"] });
     expect(shown(planOf(child))).toEqual([
       "bind /cache <- <tmp>/root/cache rw",
+      "bind /cache/.git <- <tmp>/root/cache/.git ro placeholder",
       "bind /src/a.ts <- <tmp>/root/src/a.ts ro file",
     ]);
   });
@@ -79,6 +89,7 @@ describe("planBinds", () => {
     expect(shown(planOf(child))).toEqual([
       "bind / <- <tmp>/root ro",
       "bind /src/lib <- <tmp>/root/src/lib rw",
+      "bind /src/lib/.git <- <tmp>/root/src/lib/.git ro placeholder",
     ]);
   });
 
@@ -169,6 +180,7 @@ describe("planBinds", () => {
       ],
       mountPoints: [],
       skipped: [],
+      unsafe: [],
     };
     const cmd = "ls -A cache; cat src/a.ts; touch cache/x 2>/dev/null || echo refused";
     const args = buildBwrapArgs(plan, cmd, { network: false });

@@ -238,7 +238,7 @@ print("request_key", libc.syscall(nr[2], b"user", b"host", None, 0), ctypes.get_
     expect(inside).toBeInstanceOf(OsSandboxUnavailableError);
     expect(inside.message).not.toContain(dir);
     expect(inside.message).toMatchInlineSnapshot(
-      `"Cannot run the command: OS sandboxing is unavailable: the bubblewrap binary is not trusted (it must be an absolute path to a file owned by root or the current user, writable by no one else, in folders only they can change, and outside the sandbox's folders; set MOUNTBOX_BWRAP or bwrapPath to a system copy). The command was not run. To run commands without OS confinement anyway, pass unsafeAllowUnconfined: true (not recommended)."`,
+      `"Cannot run the command: OS sandboxing is unavailable: the bubblewrap binary is not trusted (it must be an absolute path to a file owned by root or the current user, writable by no one else, in folders only they can change, and outside the sandbox's writable folders; set MOUNTBOX_BWRAP or bwrapPath to a system copy). The command was not run. To run commands without OS confinement anyway, pass unsafeAllowUnconfined: true (not recommended)."`,
     );
     const copy = join(dir, "outside/bwrap");
     copyFileSync(BWRAP, copy);

@@ -6,6 +6,7 @@
  * Errors print their message only — never a stack, never a host path.
  */
 import { readFileSync, realpathSync } from "node:fs";
+import { constants as osConstants } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { SandboxError } from "../errors.js";
@@ -159,8 +160,20 @@ async function runExec(argv: readonly string[], io: CliIo): Promise<number> {
   // `ssh` and `docker exec sh -c` users expect.
   const command = positionals.join(" ");
   let result: Awaited<ReturnType<typeof runCommand>>;
+  // Interrupted (Ctrl-C, the terminal closing, `kill`): stop the command
+  // and let mountbox clean up (cgroups, `.git` placeholders) before exiting
+  // with 128 + the signal's number, as a shell does.
+  const stop = new AbortController();
+  let stoppedBy: NodeJS.Signals | undefined;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    stoppedBy ??= sig;
+    stop.abort();
+  };
+  const signals: NodeJS.Signals[] = io === processIo ? ["SIGINT", "SIGTERM", "SIGHUP"] : [];
+  for (const sig of signals) process.on(sig, onSignal);
   try {
     result = await runCommand(sandbox, command, {
+      signal: io === processIo ? stop.signal : undefined,
       timeoutMs,
       network: values.network ?? false,
       env,
@@ -174,7 +187,10 @@ async function runExec(argv: readonly string[], io: CliIo): Promise<number> {
   } catch (err) {
     if (err instanceof TypeError) throw new UsageError(err.message.replace(/^runCommand: /, ""));
     throw err;
+  } finally {
+    for (const sig of signals) process.off(sig, onSignal);
   }
+  if (stoppedBy !== undefined) return 128 + (osConstants.signals[stoppedBy] ?? 15);
   io.stdout(result.stdout);
   io.stderr(result.stderr);
   for (const note of result.notes) io.stderr(`mountbox: ${note}\n`);

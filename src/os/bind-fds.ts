@@ -12,7 +12,15 @@
  *   be at its planned path, and handed to bubblewrap as a descriptor
  *   (`--bind-fd`), so what is checked is exactly what gets mounted.
  */
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readlinkSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readlinkSync,
+  rmdirSync,
+} from "node:fs";
 import { IoError } from "../errors.js";
 import type { Policy } from "../sandbox/policy.js";
 import { isWithin } from "../sandbox/virtual-path.js";
@@ -28,7 +36,17 @@ export interface PinnedBinds {
   fds: (number | undefined)[];
   /** Closes every descriptor (after bubblewrap has started). */
   close(): void;
+  /** Removes the placeholders this run made, if still unused and empty (after the command). */
+  release(): void;
 }
+
+/**
+ * Placeholders made by this process and not yet removed, by host path: the
+ * folder's identity and how many running commands bind it. A command that
+ * starts while another one's placeholder exists binds the same folder; it
+ * is removed when the last of them ends.
+ */
+const placeholders = new Map<string, { dev: number; ino: number; users: number }>();
 
 /**
  * Checks the mount sources the plan uses, creates its mount points and opens
@@ -38,8 +56,37 @@ export interface PinnedBinds {
  */
 export function pinBinds(policy: Policy, plan: BindPlan): PinnedBinds {
   checkMountSources(policy, plan);
-  for (const mp of plan.mountPoints) createMountPoint(mp);
+  const first = plan.unsafe[0];
+  if (first !== undefined)
+    throw new IoError(
+      `Cannot run the command: '${first}' must be read-only inside a writable folder, but a link or something else is in its way (perhaps made by a command running at the same time). The command was not run.`,
+      first,
+    );
+  const held: string[] = [];
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    for (const host of held) dropPlaceholder(host);
+  };
   const fds: (number | undefined)[] = [];
+  try {
+    for (const step of plan.steps) {
+      if (step.kind !== "bind" || step.writable || step.file) continue;
+      if (step.placeholder === true) makePlaceholder(step.host, step.virtual);
+      const p = placeholders.get(step.host);
+      if (p === undefined) continue;
+      const st = statQuietly(step.host);
+      if (st !== undefined && st.dev === p.dev && st.ino === p.ino) {
+        p.users++;
+        held.push(step.host);
+      }
+    }
+    for (const mp of plan.mountPoints) walkMountPoint(mp);
+  } catch (err) {
+    release();
+    throw err;
+  }
   let closed = false;
   // Once only: a number closed twice may by then be someone else's descriptor.
   const close = (): void => {
@@ -70,9 +117,89 @@ export function pinBinds(policy: Policy, plan: BindPlan): PinnedBinds {
     }
   } catch (err) {
     close();
+    release();
     throw err;
   }
-  return { fds, close };
+  return { fds, close, release };
+}
+
+/**
+ * Makes an empty folder at `host` (an absent protected name) through a
+ * descriptor of its parent, never following a link. If something appeared
+ * there meanwhile it is left alone (and bound read-only as it is).
+ */
+function makePlaceholder(host: string, virtual: string): void {
+  const cut = host.lastIndexOf("/");
+  const parent = cut <= 0 ? "/" : host.slice(0, cut);
+  const name = host.slice(cut + 1);
+  const fd = openAt(parent, OPEN_DIR);
+  if (fd === undefined || pathOf(fd) !== parent) {
+    if (fd !== undefined) closeQuietly(fd);
+    throw new IoError(
+      `Cannot run the command: the folder of '${virtual}' was moved or replaced while the command was being prepared. Try again.`,
+      virtual,
+    );
+  }
+  try {
+    const inside = `/proc/self/fd/${fd}/${name}`;
+    try {
+      mkdirSync(inside, { mode: 0o755 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "EEXIST") return;
+      throw new IoError(
+        `Cannot run the command: '${virtual}' is protected and absent, and it could not be held read-only for the command (its folder cannot be written here).`,
+        virtual,
+      );
+    }
+    const made = openAt(inside, OPEN_DIR);
+    if (made === undefined) return;
+    try {
+      const st = fstatSync(made);
+      const known = placeholders.get(host);
+      if (known === undefined || known.ino !== st.ino || known.dev !== st.dev)
+        placeholders.set(host, { dev: st.dev, ino: st.ino, users: 0 });
+    } finally {
+      closeQuietly(made);
+    }
+  } finally {
+    closeQuietly(fd);
+  }
+}
+
+/** One command is done with a placeholder: the last one removes it if it is still the empty folder made. */
+function dropPlaceholder(host: string): void {
+  const p = placeholders.get(host);
+  if (p === undefined) return;
+  p.users--;
+  if (p.users > 0) return;
+  placeholders.delete(host);
+  const cut = host.lastIndexOf("/");
+  const parent = cut <= 0 ? "/" : host.slice(0, cut);
+  const fd = openAt(parent, OPEN_DIR);
+  if (fd === undefined) return;
+  try {
+    if (pathOf(fd) !== parent) return;
+    const inside = `/proc/self/fd/${fd}/${host.slice(cut + 1)}`;
+    const st = statQuietly(inside, true);
+    // rmdir removes only an empty folder, and never follows a link.
+    if (st?.isDirectory() && st.dev === p.dev && st.ino === p.ino) rmdirSync(inside);
+  } catch {
+    // not empty any more, or gone: left as it is
+  } finally {
+    closeQuietly(fd);
+  }
+}
+
+function statQuietly(path: string, noFollow = false) {
+  const fd = openAt(path, noFollow ? OPEN_ANY : O_PATH);
+  if (fd === undefined) return undefined;
+  try {
+    return fstatSync(fd);
+  } catch {
+    return undefined;
+  } finally {
+    closeQuietly(fd);
+  }
 }
 
 /**
@@ -105,11 +232,15 @@ function checkMountSources(policy: Policy, plan: BindPlan): void {
   }
 }
 
-/** Makes `base/rest…` folder by folder through descriptors, refusing links. */
-function createMountPoint(mp: MountPoint): void {
+/**
+ * Walks `base/rest…` folder by folder through descriptors, refusing links;
+ * a missing last folder is made if `mp.create`, so that bubblewrap never
+ * has to make one on the host side.
+ */
+function walkMountPoint(mp: MountPoint): void {
   const refuse = (): IoError =>
     new IoError(
-      `Cannot run the command: the mount point for '${mp.virtual}' could not be created in its parent folder (a part of the way is missing, not a folder, or a link).`,
+      `Cannot run the command: the mount point for '${mp.virtual}' could not be ${mp.create ? "created" : "checked"} in its parent folder (a part of the way is missing, not a folder, or a link).`,
       mp.virtual,
     );
   let fd = openAt(mp.base, OPEN_DIR);
@@ -118,12 +249,24 @@ function createMountPoint(mp: MountPoint): void {
     throw refuse();
   }
   try {
-    for (const name of mp.rest) {
+    for (const [i, name] of mp.rest.entries()) {
       // /proc/self/fd/N/name resolves `name` inside exactly the folder N is
       // (like mkdirat/openat), and O_NOFOLLOW refuses a link there.
       const inside = `/proc/self/fd/${fd}/${name}`;
+      if (i === mp.rest.length - 1 && !mp.create) {
+        // The place itself (a folder or a file): present and not a link.
+        const last = openAt(inside, OPEN_ANY);
+        if (last === undefined) throw refuse();
+        try {
+          if (fstatSync(last).isSymbolicLink()) throw refuse();
+        } finally {
+          closeQuietly(last);
+        }
+        break;
+      }
       let next = openAt(inside, OPEN_DIR);
       if (next === undefined) {
+        if (!mp.create) throw refuse();
         try {
           mkdirSync(inside, { mode: 0o755 });
         } catch (err) {

@@ -9,7 +9,7 @@
  * over it (deeper binds overlay shallower ones); anything no area covers is
  * simply absent. The plan holds host paths: it never leaves the host process.
  */
-import { lstatSync, readdirSync } from "node:fs";
+import { accessSync, constants, lstatSync, readdirSync } from "node:fs";
 import { setCovers } from "../sandbox/areas.js";
 import type { Policy } from "../sandbox/policy.js";
 import { isWithin } from "../sandbox/virtual-path.js";
@@ -32,6 +32,12 @@ export interface BindStep {
   writable: boolean;
   /** True if this is a single file rather than a folder. */
   file: boolean;
+  /**
+   * True for an empty read-only folder made for the command at an absent
+   * protected name (e.g. `.git`) at the top of a writable bind, so the
+   * command cannot create it; removed afterwards if still empty (`bind` only).
+   */
+  placeholder?: boolean;
 }
 
 /** A point the plan left out, and why (virtual paths only). */
@@ -40,14 +46,20 @@ export interface SkippedPoint {
   reason: "write-only" | "missing" | "refused" | "link-in-parent" | "type-mismatch";
 }
 
-/** A mount-point folder to create inside a parent bind before the command runs. */
+/**
+ * The place of a mount inside a parent bind: checked (and, if `create`,
+ * made) folder by folder through descriptors before bubblewrap runs, so
+ * bubblewrap never has to make a folder on the host side.
+ */
 export interface MountPoint {
   /** Host folder of the parent bind. */
   base: string;
-  /** Path components below `base`, created one by one without following links. */
+  /** Path components below `base`, walked one by one without following links. */
   rest: string[];
   /** Virtual path of the mount (for messages). */
   virtual: string;
+  /** True if the last component may be missing and is then made (a folder). */
+  create: boolean;
 }
 
 /** The full plan for one sandbox. */
@@ -55,13 +67,20 @@ export interface BindPlan {
   /** Mounts, shallow first, so deeper ones overlay. */
   steps: BindStep[];
   /**
-   * Folders that must exist as mount points inside a shallower bind and do
-   * not yet (a mount whose target has no folder in the parent area). They
-   * are created before the command runs, as Docker does, never through a link.
+   * The place of every mount that lies inside a shallower bind. Missing
+   * folders among them are created before the command runs, as Docker does,
+   * never through a link; existing ones are checked to be no link.
    */
   mountPoints: MountPoint[];
   /** Points not bound, for diagnostics and tests. */
   skipped: SkippedPoint[];
+  /**
+   * Virtual paths that must be read-only (a read-only mount, its source's
+   * second place, a protected entry) inside a writable bind but could not be
+   * bound as such (a link or something else in the way). A command must not
+   * run then: the place would be writable (see `pinBinds`).
+   */
+  unsafe: string[];
 }
 
 /** The path a virtual path has inside a confined command. */
@@ -75,14 +94,22 @@ export function toWorkspacePath(virtual: string): string {
  * Points: every read and write area root, every mount target inside a read
  * area, every read-only mount target inside a write area, every place where a
  * mount's source is also visible through another mount (so the most specific
- * mount's flags win, as in the policy), and existing protected entries (such
- * as `.git`) at the top of each writable bind, which are bound read-only.
- * Deeper protected folders are only enforced in-process.
+ * mount's flags win, as in the policy), and protected entries (such as
+ * `.git`) at the top of every place a writable folder is bound (both places
+ * of a folder seen through two mounts): existing ones are bound read-only,
+ * absent ones get an empty read-only placeholder. Deeper protected folders
+ * are only enforced in-process.
  */
 export function planBinds(policy: Policy): BindPlan {
   const points = new Map<string, boolean>();
-  const add = (v: string, exact: boolean): void => {
+  // A mount's source seen through another mount (its second place): true
+  // if the mount is read-only. Leaving a mount's target out only hides the
+  // mount; leaving its second place out inside a writable bind would make
+  // its source writable there (or its protected entries).
+  const secondPlaces = new Map<string, boolean>();
+  const add = (v: string, exact: boolean, second?: boolean): void => {
     if (!points.has(v)) points.set(v, exact);
+    if (second !== undefined) secondPlaces.set(v, second || secondPlaces.get(v) === true);
   };
   for (const a of policy.read) add(a.path, a.exact);
   for (const a of policy.write) add(a.path, a.exact);
@@ -100,30 +127,64 @@ export function planBinds(policy: Policy): BindPlan {
       if (!isWithin(inner.source, outer.source)) continue;
       const rest = outer.source === "/" ? inner.source : inner.source.slice(outer.source.length);
       const v = outer.target === "/" ? rest : outer.target + rest;
-      if (policy.table.lookup(v) === outer && setCovers(policy.read, v)) add(v, false);
+      if (policy.table.lookup(v) === outer && setCovers(policy.read, v))
+        add(v, false, inner.readonly);
     }
   }
 
   const steps: BindStep[] = [];
   const skipped: SkippedPoint[] = [];
   const mountPoints: MountPoint[] = [];
+  const unsafe: string[] = [];
   const ordered = sortShallowFirst([...points.keys()]);
   const queue = [...ordered];
   const seen = new Set(queue);
+  const protect = (place: BindStep): void => {
+    for (const extra of protectedEntries(policy, place, unsafe)) {
+      if (seen.has(extra.virtual)) continue;
+      seen.add(extra.virtual);
+      // Walked from the bind bubblewrap resolves it through (for a second
+      // place, the bind above it, not the place itself).
+      const above = nearestAncestor(steps, extra.virtual);
+      steps.push(extra);
+      if (above?.kind === "bind")
+        mountPoints.push({
+          base: above.host,
+          rest: restOf(above, extra.virtual),
+          virtual: extra.virtual,
+          create: false,
+        });
+    }
+  };
   while (queue.length > 0) {
     const v = queue.shift()!;
+    const parent = nearestAncestor(steps, v);
     const step = planPoint(policy, v, points.get(v) ?? false, steps, skipped, mountPoints);
-    if (step === undefined) continue;
-    steps.push(step);
-    if (step.kind === "bind" && step.writable && !step.file) {
-      for (const extra of protectedEntries(policy, step)) {
-        if (seen.has(extra.virtual)) continue;
-        seen.add(extra.virtual);
-        steps.push(extra);
-      }
+    // A second place inside a writable bind that could not be planned (a
+    // link on its way, say, perhaps only for a moment while another command
+    // swaps folders) would be writable, unprotected: never run like that.
+    const readOnlySource = secondPlaces.get(v);
+    if (
+      readOnlySource !== undefined &&
+      parent?.kind === "bind" &&
+      parent.writable &&
+      (step === undefined ||
+        (readOnlySource && ("samePlace" in step || (step.kind === "bind" && step.writable))))
+    ) {
+      unsafe.push(v);
+      continue;
     }
+    if (step === undefined) continue;
+    if ("samePlace" in step) {
+      // Shown by its parent bind already, but it is a place where a writable
+      // folder is bound too: its protected entries need protecting here as well.
+      protect(step.samePlace);
+      continue;
+    }
+    steps.push(step);
+    if (step.kind === "bind" && step.writable && !step.file) protect(step);
   }
-  return { steps: sortStepsShallowFirst(steps), mountPoints, skipped };
+  return { steps: sortStepsShallowFirst(steps), mountPoints, skipped, unsafe };
 }
 
 function planPoint(
@@ -133,7 +194,7 @@ function planPoint(
   done: readonly BindStep[],
   skipped: SkippedPoint[],
   mountPoints: MountPoint[],
-): BindStep | undefined {
+): BindStep | { samePlace: BindStep } | undefined {
   const parent = nearestAncestor(done, v);
   let real: string;
   try {
@@ -149,9 +210,26 @@ function planPoint(
     }
     // The real location is refused (e.g. a link leading outside). If a
     // shallower bind would show it anyway, hide it behind an empty mask.
+    if (parent?.kind === "mask")
+      return { kind: "mask", virtual: v, host: "", writable: false, file: false };
     if (parent !== undefined) {
-      const file = parent.kind === "bind" && kindOf(joinHost(parent, v)) === "file";
-      return { kind: "mask", virtual: v, host: "", writable: false, file };
+      const rest = restOf(parent, v);
+      // A link on the way, or at the place itself, would have bubblewrap
+      // (perhaps as root) make the mask's folder wherever it leads. Inside
+      // the command a link resolves in the command's own view, which shows
+      // only what the sandbox permits: nothing to hide there.
+      const there = kindOf(joinHost(parent, v));
+      if (hasLinkOnTheWay(parent.host, rest) || there === "link") {
+        skipped.push({ virtual: v, reason: "link-in-parent" });
+        return undefined;
+      }
+      if (there === undefined) {
+        // Nothing there to hide.
+        skipped.push({ virtual: v, reason: "missing" });
+        return undefined;
+      }
+      mountPoints.push({ base: parent.host, rest, virtual: v, create: false });
+      return { kind: "mask", virtual: v, host: "", writable: false, file: there === "file" };
     }
     skipped.push({ virtual: v, reason: "refused" });
     return undefined;
@@ -173,8 +251,11 @@ function planPoint(
   if (parent !== undefined && parent.kind === "bind") {
     const at = joinHost(parent, v);
     // Same place with the same access: the parent bind already shows it.
-    if (at === real && parent.writable === writable) return undefined;
-    const rest = (parent.virtual === "/" ? v : v.slice(parent.virtual.length)).split("/").slice(1);
+    if (at === real && parent.writable === writable)
+      return writable && !file
+        ? { samePlace: { kind: "bind", virtual: v, host: real, writable, file } }
+        : undefined;
+    const rest = restOf(parent, v);
     // A link on the way (planted by a command, perhaps) would lead the mount
     // point, and the folders made for it, elsewhere: leave the mount out.
     if (hasLinkOnTheWay(parent.host, rest)) {
@@ -187,7 +268,7 @@ function planPoint(
         skipped.push({ virtual: v, reason: "missing" });
         return undefined;
       }
-      mountPoints.push({ base: parent.host, rest, virtual: v });
+      mountPoints.push({ base: parent.host, rest, virtual: v, create: true });
     } else if (there === "link") {
       // Mounting over a link would follow it: leave the link as it is.
       skipped.push({ virtual: v, reason: "link-in-parent" });
@@ -195,13 +276,21 @@ function planPoint(
     } else if ((there === "file") !== file) {
       skipped.push({ virtual: v, reason: "type-mismatch" });
       return undefined;
+    } else {
+      mountPoints.push({ base: parent.host, rest, virtual: v, create: false });
     }
   }
   return { kind: "bind", virtual: v, host: real, writable, file };
 }
 
-/** Existing protected entries (e.g. `.git`) directly inside a writable bind. */
-function protectedEntries(policy: Policy, step: BindStep): BindStep[] {
+/**
+ * Protected entries (e.g. `.git`) directly inside a writable folder bound at
+ * `step.virtual`: existing ones are bound read-only; an absent protected
+ * name gets an empty read-only placeholder, so the command cannot create it
+ * (a `.git` with `core.fsmonitor` or hooks would run code on the host at the
+ * next `git status` there). Deeper levels are only enforced in-process.
+ */
+function protectedEntries(policy: Policy, step: BindStep, unsafe: string[]): BindStep[] {
   const out: BindStep[] = [];
   let names: string[];
   try {
@@ -209,15 +298,60 @@ function protectedEntries(policy: Policy, step: BindStep): BindStep[] {
   } catch {
     return out;
   }
+  const prefix = step.host === "/" ? "" : step.host;
+  const at = (name: string): string =>
+    step.virtual === "/" ? `/${name}` : `${step.virtual}/${name}`;
+  const present = new Set<string>();
   for (const name of names) {
-    const v = step.virtual === "/" ? `/${name}` : `${step.virtual}/${name}`;
+    const v = at(name);
     if (!policy.table.isProtected(v)) continue;
-    const host = `${step.host === "/" ? "" : step.host}/${name}`;
+    present.add(name.toLowerCase());
+    const host = `${prefix}/${name}`;
     const kind = kindOf(host);
-    if (kind !== "dir" && kind !== "file") continue;
+    if (kind !== "dir" && kind !== "file") {
+      // A link (or a vanished entry) cannot be bound over: the command could
+      // replace it with a folder of its own.
+      unsafe.push(v);
+      continue;
+    }
     out.push({ kind: "bind", virtual: v, host, writable: false, file: kind === "file" });
   }
+  // A folder the host user cannot write (say a root-owned workspace used by
+  // another user) is no more writable by the command: nothing to hold.
+  if (!writableByUs(step.host)) return out;
+  for (const name of protectedNames(policy)) {
+    if (present.has(name)) continue;
+    out.push({
+      kind: "bind",
+      virtual: at(name),
+      host: `${prefix}/${name}`,
+      writable: false,
+      file: false,
+      placeholder: true,
+    });
+  }
   return out;
+}
+
+/** Protected names (not paths) that are plain file names. */
+function protectedNames(policy: Policy): string[] {
+  return policy.table.protectedEntries.filter(
+    (p) => !p.startsWith("/") && p !== "" && p !== "." && p !== ".." && !p.includes("/"),
+  );
+}
+
+function writableByUs(host: string): boolean {
+  try {
+    accessSync(host, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Path components of `v` below the folder step `parent`. */
+function restOf(parent: BindStep, v: string): string[] {
+  return (parent.virtual === "/" ? v : v.slice(parent.virtual.length)).split("/").slice(1);
 }
 
 /**

@@ -48,7 +48,8 @@ export function locateBwrap(explicit?: string): string {
 /**
  * Checks that `path` names a bubblewrap binary nobody but root (or this
  * process's user) can have replaced, outside every host folder in
- * `sandboxFolders`. Returns the real path to run, or why it cannot be used.
+ * `sandboxFolders` (the sandbox's writable folders). Returns the real path
+ * to run, or why it cannot be used.
  */
 export function checkBwrapTrust(
   path: string,

@@ -89,6 +89,14 @@ export interface BwrapFds {
   env: number;
   /** An `O_PATH` descriptor per bind step (same index as `plan.steps`), bound with `--bind-fd`. */
   binds: readonly (number | undefined)[];
+  /** bubblewrap writes its child's pid here (`--info-fd`). */
+  info?: number;
+  /**
+   * A socket to the host: once the mounts are made, the shell inside writes
+   * `r` and waits for `g` before anything else (the host checks the mount
+   * table meanwhile); anything else, or none, and it exits.
+   */
+  sync?: number;
 }
 
 /** Options for {@link buildBwrapArgs}. */
@@ -143,7 +151,17 @@ export function systemArgs(network: boolean, tmpBytes?: number): string[] {
  */
 function innerPrelude(fds: BwrapFds): string {
   const handed = [fds.seccomp, fds.env, ...fds.binds.filter((fd) => fd !== undefined)];
+  if (fds.info !== undefined) handed.push(fds.info);
+  if (fds.sync !== undefined) handed.push(fds.sync);
+  const wait =
+    fds.sync === undefined
+      ? []
+      : [
+          `{ printf r >&${fds.sync} && IFS= read -r -n 1 mountbox_go <&${fds.sync} && [ "$mountbox_go" = g ]; } 2>/dev/null || exit 125`,
+          "unset mountbox_go",
+        ];
   return [
+    ...wait,
     `while IFS= read -r -d '' mountbox_kv <&${fds.env}; do export "$mountbox_kv"; done`,
     "unset mountbox_kv",
     `exec ${handed.map((fd) => `${fd}<&-`).join(" ")}; `,
@@ -177,6 +195,7 @@ export function buildBwrapArgs(plan: BindPlan, command: string, opts: BwrapArgsO
   for (const dest of masks) args.push("--remount-ro", dest);
   args.push("--remount-ro", "/", "--chdir", WORKSPACE, "--clearenv");
   if (opts.fds !== undefined) args.push("--seccomp", String(opts.fds.seccomp));
+  if (opts.fds?.info !== undefined) args.push("--info-fd", String(opts.fds.info));
   const prelude = opts.fds === undefined ? "" : innerPrelude(opts.fds);
   // `--` so that a command starting with '-' is a command, not a bash option.
   args.push("--", "/bin/bash", "-c", "--", `${prelude}${opts.prefix ?? ""}${command}`);

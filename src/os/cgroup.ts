@@ -1,7 +1,9 @@
 /**
  * A cgroup per confined command, where the host lets us make one: it caps the
  * number of processes (which RLIMIT_NPROC cannot do for the host's root user)
- * and the memory of the whole command. Best effort: without a writable pids
+ * and the memory of the whole command, and lets the command be frozen for a
+ * moment while another command's mounts are made (v2 `cgroup.freeze`, or a
+ * v1 freezer cgroup). Best effort: without a writable pids
  * or memory controller (most unprivileged hosts, many containers) the rlimits
  * set inside the sandbox are all there is.
  */
@@ -20,6 +22,12 @@ export interface CommandCgroup {
   readHits(): LimitHits;
   /** Removes the cgroups (once every process in them is gone). */
   remove(): Promise<void>;
+  /**
+   * Freezes (true) or thaws (false) every process of the command (cgroup v2
+   * `cgroup.freeze`); resolves once frozen (or after a short wait). False
+   * if this cgroup cannot be frozen (v1).
+   */
+  freeze(on: boolean): Promise<boolean>;
 }
 
 /** One limit-carrying cgroup folder and how to read its counters. */
@@ -36,6 +44,7 @@ export function createCommandCgroup(l: CheckedLimits): CommandCgroup | undefined
   const own = readOwnCgroups();
   if (own === undefined) return undefined;
   const made: Made[] = [];
+  let freezerV1: string | undefined;
   const name = `mountbox-${process.pid}-${randomBytes(6).toString("hex")}`;
   const v2 = own.get("");
   if (v2 !== undefined && own.size === 1) {
@@ -81,9 +90,24 @@ export function createCommandCgroup(l: CheckedLimits): CommandCgroup | undefined
           hits: () => ({ memory: counter(join(dir, "memory.oom_control"), "oom_kill") > 0 }),
         });
     }
+    // No limit, only a way to pause the command for a moment (see launch.ts).
+    const freezer = own.get("freezer");
+    if (made.length > 0 && freezer !== undefined) {
+      const dir = join(CGROUP_ROOT, "freezer", freezer, name);
+      try {
+        mkdirSync(dir);
+        made.push({ dir, hits: () => ({}) });
+        freezerV1 = dir;
+      } catch {
+        // no freezer here
+      }
+    }
   }
   if (made.length === 0) return undefined;
+  const unified = v2 !== undefined && own.size === 1 ? made[0]?.dir : undefined;
   return {
+    freeze: (on) =>
+      unified !== undefined ? freezeCgroup(unified, on) : freezeCgroupV1(freezerV1, on),
     procsFiles: made.map((m) => join(m.dir, "cgroup.procs")),
     readHits: () => {
       const out: LimitHits = { memory: false, processes: false };
@@ -96,6 +120,42 @@ export function createCommandCgroup(l: CheckedLimits): CommandCgroup | undefined
     },
     remove: () => removeAll(made.map((m) => m.dir)),
   };
+}
+
+async function freezeCgroup(dir: string | undefined, on: boolean): Promise<boolean> {
+  if (dir === undefined) return false;
+  try {
+    writeFileSync(join(dir, "cgroup.freeze"), on ? "1" : "0");
+  } catch {
+    return false;
+  }
+  if (!on) return true;
+  // Usually frozen at once; a task in an uninterruptible wait takes longer.
+  for (let i = 0; i < 100; i++) {
+    if (counter(join(dir, "cgroup.events"), "frozen") === 1) return true;
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  return false;
+}
+
+async function freezeCgroupV1(dir: string | undefined, on: boolean): Promise<boolean> {
+  if (dir === undefined) return false;
+  const state = join(dir, "freezer.state");
+  try {
+    writeFileSync(state, on ? "FROZEN" : "THAWED");
+  } catch {
+    return false;
+  }
+  if (!on) return true;
+  for (let i = 0; i < 100; i++) {
+    try {
+      if (readFileSync(state, "utf8").trim() === "FROZEN") return true;
+    } catch {
+      return false;
+    }
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  return false;
 }
 
 /**

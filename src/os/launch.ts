@@ -6,22 +6,86 @@
  * then joins the command's cgroups, then becomes bubblewrap.
  *
  * Descriptors handed to bubblewrap: 3 the seccomp filter, 4 the environment
- * (NUL-separated, read by the shell inside: never on a command line), 5… one
- * per bind. None of them reaches the command itself.
+ * (NUL-separated, read by the shell inside: never on a command line), 5
+ * bubblewrap's `--info-fd` (its child's pid), 6 the sync socket (see
+ * `verify-mounts.ts`: the shell inside waits there, before the command, until
+ * the host has checked the sandbox's mount table), 7… one per bind. None of
+ * them reaches the command itself.
  */
-import { OsSandboxUnavailableError } from "../errors.js";
+import { readFile } from "node:fs/promises";
+import { IoError, OsSandboxUnavailableError } from "../errors.js";
 import type { Policy } from "../sandbox/policy.js";
+import { isWithin } from "../sandbox/virtual-path.js";
 import { pinBinds } from "./bind-fds.js";
 import type { BindPlan } from "./bind-plan.js";
 import { buildBwrapArgs } from "./bwrap.js";
-import { createCommandCgroup } from "./cgroup.js";
+import { type CommandCgroup, createCommandCgroup } from "./cgroup.js";
 import { type CheckedLimits, type LimitHits, rlimitPrefix } from "./limits.js";
-import { type RawResult, runProcess } from "./process.js";
+import { type Channel, type RawResult, runProcess } from "./process.js";
 import { buildSeccompFilter, detectSeccompArch } from "./seccomp.js";
+import { checkMounts, type ExpectedMount, expectMounts } from "./verify-mounts.js";
 
 const FD_SECCOMP = 3;
 const FD_ENV = 4;
-const FD_FIRST_BIND = 5;
+const FD_INFO = 5;
+const FD_SYNC = 6;
+const FD_FIRST_BIND = 7;
+
+/**
+ * For tests only: called after the binds are pinned and just before
+ * bubblewrap starts (the window a concurrent command could use).
+ */
+export const launchTestHooks: { beforeSpawn?: (info: { frozen: number }) => void } = {};
+
+/** A command of this process, from before its setup until it ends. */
+interface Running {
+  /** Host folders it may write (its writable folder binds). */
+  writable: string[];
+  cgroup: CommandCgroup | undefined;
+  /** How many setups have it frozen now. */
+  freezers: number;
+  /** Setups of others that this one's setup froze. */
+  froze?: Running[];
+}
+
+const running = new Set<Running>();
+
+function writableHosts(plan: BindPlan): string[] {
+  return plan.steps.filter((s) => s.kind === "bind" && s.writable).map((s) => s.host);
+}
+
+/**
+ * Freezes every other running command whose writable folders overlap a
+ * folder this plan binds (where its cgroup can be frozen); returns the
+ * once-only thaw.
+ */
+async function freezeOverlapping(plan: BindPlan, me: Running): Promise<() => void> {
+  const mine = plan.steps.filter((s) => s.kind === "bind").map((s) => s.host);
+  const frozen: Running[] = [];
+  for (const other of running) {
+    if (other === me || other.cgroup === undefined) continue;
+    const overlaps = other.writable.some((w) => mine.some((h) => isWithin(h, w) || isWithin(w, h)));
+    if (!overlaps) continue;
+    other.freezers++;
+    frozen.push(other);
+    if (other.freezers === 1) await other.cgroup.freeze(true);
+  }
+  me.froze = frozen;
+  let thawed = false;
+  return () => {
+    if (thawed) return;
+    thawed = true;
+    me.froze = [];
+    for (const other of frozen) {
+      other.freezers--;
+      if (other.freezers === 0) void other.cgroup?.freeze(false);
+    }
+  };
+}
+
+function frozenCount(me: Running): number {
+  return me.froze?.length ?? 0;
+}
 
 /**
  * The launcher (run by `bash -p`: no startup files, no functions or shell
@@ -67,27 +131,46 @@ export async function runConfined(
     throw new OsSandboxUnavailableError(
       `Cannot run the command: there is no seccomp filter for this CPU (${process.arch}); only x86_64 and arm64 are supported.`,
     );
-  const pinned = pinBinds(policy, plan);
+  const cgroup = createCommandCgroup(run.limits);
+  const me: Running = { writable: writableHosts(plan), cgroup, freezers: 0 };
+  running.add(me);
+  // Other commands of this process that can write where this one's mounts
+  // go are frozen until bubblewrap has made them: they cannot swap a folder
+  // on the way meanwhile (the mount table check catches a mount landing
+  // elsewhere, but bubblewrap may already have made a folder there).
+  const thaw = await freezeOverlapping(plan, me);
+  let pinned: ReturnType<typeof pinBinds>;
+  try {
+    pinned = pinBinds(policy, plan);
+  } catch (err) {
+    thaw();
+    running.delete(me);
+    await cgroup?.remove();
+    throw err;
+  }
   let next = FD_FIRST_BIND;
   const bindFds = pinned.fds.map((fd) => (fd === undefined ? undefined : next++));
-  const cgroup = createCommandCgroup(run.limits);
   try {
+    const verify = new MountCheck(expectMounts(plan, pinned.fds), thaw);
     const args = buildBwrapArgs(plan, run.command, {
       network: run.network,
       tmpBytes: run.limits.tmpMb * 1024 * 1024,
       prefix: rlimitPrefix(run.limits),
-      fds: { seccomp: FD_SECCOMP, env: FD_ENV, binds: bindFds },
+      fds: { seccomp: FD_SECCOMP, env: FD_ENV, info: FD_INFO, sync: FD_SYNC, binds: bindFds },
     });
     const env = Buffer.from(
       Object.entries(run.env)
         .map(([k, v]) => `${k}=${v}\0`)
         .join(""),
     );
-    const extra: (Buffer | number)[] = [
+    const extra: (Buffer | number | Channel)[] = [
       buildSeccompFilter(arch),
       env,
+      verify.info,
+      verify.sync,
       ...pinned.fds.filter((fd): fd is number => fd !== undefined),
     ];
+    launchTestHooks.beforeSpawn?.({ frozen: frozenCount(me) });
     const raw = await runProcess(
       {
         file: "/bin/bash",
@@ -112,13 +195,98 @@ export async function runConfined(
       },
       pinned.close,
     );
+    if (verify.failed)
+      throw new IoError(
+        "Cannot run the command: the sandbox's folders changed while the command was being set up (a folder on the way to a mount was moved or replaced, perhaps by another command running at the same time). The command was not run. Try again.",
+      );
     const hits = cgroup?.readHits() ?? { memory: false, processes: false };
     return { ...raw, hits };
   } finally {
+    thaw();
+    running.delete(me);
     pinned.close();
+    pinned.release();
     // Awaited (a few ms at most while the kernel reaps the last processes):
     // a host that exits right after the command, like the CLI, must not
     // leave its cgroup behind.
     await cgroup?.remove();
+  }
+}
+
+/**
+ * The host's side of the check made between bubblewrap's setup and the
+ * command: bubblewrap reports its child's pid on `info`; the shell inside
+ * writes `r` on `sync` once every mount is made and waits; the host reads
+ * the child's mount table, compares it with the plan and answers `g`, or
+ * kills the whole tree. The command cannot skip this: it has not started.
+ */
+class MountCheck {
+  failed = false;
+  readonly #onReady: () => void;
+  #pid: number | undefined;
+  #ready = false;
+  #socket: import("node:stream").Duplex | undefined;
+  #kill: (() => void) | undefined;
+  #infoText = "";
+  #done = false;
+  readonly #expected: ExpectedMount[];
+
+  /** `onReady`: called once bubblewrap has made every mount (or failed). */
+  constructor(expected: ExpectedMount[], onReady: () => void) {
+    this.#expected = expected;
+    this.#onReady = onReady;
+  }
+
+  readonly info: Channel = {
+    attach: (socket) => {
+      socket.on("data", (b: Buffer) => {
+        if (this.#pid !== undefined || this.#infoText.length > 4096) return;
+        this.#infoText += b.toString("utf8");
+        const m = /"child-pid"\s*:\s*(\d+)/.exec(this.#infoText);
+        if (m !== null) {
+          this.#pid = Number(m[1]);
+          this.#maybeCheck();
+        }
+      });
+    },
+  };
+
+  readonly sync: Channel = {
+    attach: (socket, kill) => {
+      this.#socket = socket;
+      this.#kill = kill;
+      socket.on("data", (b: Buffer) => {
+        // Once the check has begun, the shell inside has closed its end:
+        // anything later is not its doing and changes nothing.
+        if (this.#done) return;
+        if (this.#ready || b.length !== 1 || b[0] !== 0x72) {
+          // Anything but one `r` before the answer: not our shell.
+          this.#fail();
+          return;
+        }
+        this.#ready = true;
+        this.#onReady();
+        this.#maybeCheck();
+      });
+    },
+  };
+
+  #maybeCheck(): void {
+    if (!this.#ready || this.#pid === undefined || this.#done) return;
+    this.#done = true;
+    const pid = this.#pid;
+    readFile(`/proc/${pid}/mountinfo`, "utf8").then(
+      (text) => {
+        if (checkMounts(text, this.#expected) !== undefined) this.#fail();
+        else this.#socket?.end("g");
+      },
+      () => this.#fail(),
+    );
+  }
+
+  #fail(): void {
+    this.failed = true;
+    this.#kill?.();
+    this.#socket?.destroy();
   }
 }

@@ -106,9 +106,13 @@ export function describeLimitHits(
     notes.push(
       `A process used up its CPU time limit (${l.cpuSeconds} s per process) and was stopped.`,
     );
-  if (hits.memory || NO_MEMORY.test(stderr))
+  if (hits.memory)
     notes.push(
-      `The memory limit (${l.memoryMb} MiB) was reached: an allocation failed or a process was killed.`,
+      `The memory limit (${l.memoryMb} MiB) was reached: a process was killed for using too much memory.`,
+    );
+  else if (NO_MEMORY.test(stderr))
+    notes.push(
+      `An allocation failed: the memory limit (${l.memoryMb} MiB per process) may have been reached.`,
     );
   if (hits.processes || FORK_FAILED.test(stderr))
     notes.push(

@@ -4,8 +4,9 @@
  * is killed).
  */
 import { spawn } from "node:child_process";
+import { fstatSync } from "node:fs";
 import { constants as osConstants } from "node:os";
-import type { Readable, Writable } from "node:stream";
+import type { Duplex, Readable, Writable } from "node:stream";
 import { IoError } from "../errors.js";
 
 /** What a process did, before notes are added. */
@@ -26,10 +27,18 @@ export interface ProcessSpec {
   env: Record<string, string>;
   /**
    * Descriptors 3, 4, …: a Buffer is written to a pipe at that number and
-   * the pipe closed; a number is a descriptor of this process passed as is.
+   * the pipe closed; a number is a descriptor of this process passed as is;
+   * a {@link Channel} gets a socket to talk both ways.
    */
-  extra?: (Buffer | number)[];
-  /** True: the process writes to this process's own stdout and stderr (nothing captured). */
+  extra?: (Buffer | number | Channel)[];
+  /**
+   * True: the process's output is copied, byte for byte, to this process's
+   * own stdout and stderr as it comes (nothing captured). The process gets
+   * pipes, never this process's descriptors: reopening `/proc/self/fd/1`
+   * must not reach the caller's file or terminal. When this process's
+   * stdout and stderr are the same open file (`2>&1`), both streams go
+   * through one pipe so that their order is kept.
+   */
   passThrough?: boolean;
   /** Kill the group as soon as the first process exits (unconfined runs). */
   killGroupOnExit?: boolean;
@@ -50,36 +59,28 @@ export interface ProcessSpec {
 export function runProcess(spec: ProcessSpec, onSpawned?: () => void): Promise<RawResult> {
   return new Promise((resolve, reject) => {
     const extra = spec.extra ?? [];
-    const child = spawn(spec.file, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true,
-      stdio: [
-        "ignore",
-        spec.passThrough === true ? "inherit" : "pipe",
-        spec.passThrough === true ? "inherit" : "pipe",
-        ...extra.map((e) => (typeof e === "number" ? e : "pipe")),
-      ],
-    });
+    const passThrough = spec.passThrough === true;
+    // One pipe for both streams when ours are the same open file: the
+    // process's stderr is made a copy of its stdout before it starts.
+    const merge = passThrough && sameOpenFile(1, 2);
+    const child = spawn(
+      merge ? "/bin/bash" : spec.file,
+      merge
+        ? ["-p", "-c", 'exec 2>&1; exec "$@"', "mountbox-merge", spec.file, ...spec.args]
+        : spec.args,
+      {
+        cwd: spec.cwd,
+        env: spec.env,
+        detached: true,
+        stdio: [
+          "ignore",
+          "pipe",
+          "pipe",
+          ...extra.map((e) => (typeof e === "number" ? e : "pipe")),
+        ],
+      },
+    );
     onSpawned?.();
-    extra.forEach((e, i) => {
-      if (typeof e === "number") return;
-      const pipe = child.stdio[3 + i] as Writable | null;
-      // The reader may be gone (bubblewrap failed early): that is reported
-      // by its exit status, not by a write error.
-      pipe?.on("error", () => {});
-      pipe?.end(e);
-    });
-    const out = new Capture(spec.maxOutputBytes);
-    const err = new Capture(spec.maxOutputBytes);
-    const stdout = child.stdout as Readable | null;
-    const stderr = child.stderr as Readable | null;
-    stdout?.on("data", (b: Buffer) => out.push(b));
-    stderr?.on("data", (b: Buffer) => err.push(b));
-    let timedOut = false;
-    let aborted = false;
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    let settled = false;
     const killGroup = (): void => {
       if (child.pid === undefined) return;
       try {
@@ -88,6 +89,30 @@ export function runProcess(spec: ProcessSpec, onSpawned?: () => void): Promise<R
         // already gone
       }
     };
+    extra.forEach((e, i) => {
+      if (typeof e === "number") return;
+      const pipe = child.stdio[3 + i] as Duplex | null;
+      // The reader may be gone (bubblewrap failed early): that is reported
+      // by its exit status, not by a write error.
+      pipe?.on("error", () => {});
+      if (Buffer.isBuffer(e)) (pipe as Writable | null)?.end(e);
+      else if (pipe !== null) e.attach(pipe, killGroup);
+    });
+    const out = new Capture(spec.maxOutputBytes);
+    const err = new Capture(spec.maxOutputBytes);
+    const stdout = child.stdout as Readable | null;
+    const stderr = child.stderr as Readable | null;
+    if (passThrough) {
+      stdout?.on("data", (b: Buffer) => process.stdout.write(b));
+      stderr?.on("data", (b: Buffer) => process.stderr.write(b));
+    } else {
+      stdout?.on("data", (b: Buffer) => out.push(b));
+      stderr?.on("data", (b: Buffer) => err.push(b));
+    }
+    let timedOut = false;
+    let aborted = false;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let settled = false;
     const timer = setTimeout(() => {
       timedOut = true;
       killGroup();
@@ -140,6 +165,23 @@ export function runProcess(spec: ProcessSpec, onSpawned?: () => void): Promise<R
     });
     child.once("close", done);
   });
+}
+
+/** A descriptor of the process that the host talks to both ways (see `extra`). */
+export interface Channel {
+  /** Called once the process exists, with this side of the socket and a way to kill the process group. */
+  attach(socket: Duplex, kill: () => void): void;
+}
+
+/** True if descriptors `a` and `b` of this process are the same file (device and inode). */
+function sameOpenFile(a: number, b: number): boolean {
+  try {
+    const x = fstatSync(a);
+    const y = fstatSync(b);
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
 }
 
 /** Collects a stream's bytes up to a cap. */

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { formatPathList, OsSandboxUnavailableError } from "../errors.js";
 import type { Policy } from "../sandbox/policy.js";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
+import { isWithin } from "../sandbox/virtual-path.js";
 import { type BindPlan, planBinds, toWorkspacePath, WORKSPACE } from "./bind-plan.js";
 import { DEFAULT_ENV } from "./bwrap.js";
 import { checkBwrapTrust, locateBwrap, probeBwrap, type Unavailability } from "./bwrap-binary.js";
@@ -54,7 +55,7 @@ export interface RunCommandOptions {
    * environment, else the first of `/usr/bin/bwrap`, `/bin/bwrap`,
    * `/usr/sbin/bwrap`, `/usr/local/bin/bwrap` (never `PATH`). It must be
    * owned by root (or the current user), writable by no one else, and
-   * outside the sandbox's folders.
+   * outside the sandbox's writable folders.
    */
   bwrapPath?: string;
   /**
@@ -64,9 +65,13 @@ export interface RunCommandOptions {
    */
   limits?: CommandLimits;
   /**
-   * Write the command's stdout and stderr straight to this process's own
-   * (bytes and interleaving exact, nothing captured: `stdout`/`stderr` in
-   * the result are empty and notes that depend on them are not made).
+   * Copy the command's stdout and stderr to this process's own as they come,
+   * byte for byte (nothing captured: `stdout`/`stderr` in the result are
+   * empty and notes that depend on them are not made). The command gets
+   * pipes, never this process's descriptors (it could reopen them through
+   * `/proc` and read or truncate the caller's file, or read its terminal);
+   * when this process's stdout and stderr are the same open file (`2>&1`,
+   * a terminal) both streams share one pipe, so their order is kept.
    * Default false.
    */
   passThrough?: boolean;
@@ -132,7 +137,9 @@ interface Checked {
  * @throws OsSandboxUnavailableError if bubblewrap is missing, untrusted, too
  *   old or cannot create namespaces (unless `unsafeAllowUnconfined`)
  * @throws IoError if a mount source was moved or replaced since the sandbox
- *   was created, or a mount point cannot be made without following a link
+ *   was created, a mount point cannot be made without following a link, or
+ *   the sandbox's mount table (checked after bubblewrap's setup, before the
+ *   command starts) is not the plan (a folder on the way was swapped)
  * @throws TypeError on bad arguments
  */
 export async function runCommand(
@@ -175,13 +182,34 @@ async function findBwrap(
 ): Promise<{ path: string } | { why: Unavailability }> {
   if (process.platform !== "linux" || detectSeccompArch() === undefined)
     return { why: "unsupported-platform" };
-  const trust = checkBwrapTrust(
-    locateBwrap(explicit),
-    policy.table.mounts.map((m) => m.source),
-  );
+  const trust = checkBwrapTrust(locateBwrap(explicit), writableHostFolders(policy));
   if ("why" in trust) return trust;
   const why = await probeBwrap(trust.real);
   return why === undefined ? { path: trust.real } : { why };
+}
+
+/**
+ * Host folders the sandbox can write, by a command or in-process: a
+ * bubblewrap binary inside one could be replaced through the sandbox. A
+ * bubblewrap inside a read-only area (a read-only sandbox over `/`) is fine.
+ */
+function writableHostFolders(policy: Policy): string[] {
+  const out = new Set<string>();
+  for (const m of policy.table.mounts) {
+    if (m.readonly) continue;
+    const touched = policy.write.some(
+      (a) => isWithin(a.path, m.target) || isWithin(m.target, a.path),
+    );
+    if (touched) out.add(m.source);
+  }
+  for (const v of policy.writableRoots) {
+    try {
+      out.add(policy.resolveVirtual(v, "write", false).real);
+    } catch {
+      // not writable now
+    }
+  }
+  return [...out];
 }
 
 /**
@@ -269,7 +297,7 @@ function unavailableError(why: Unavailability): OsSandboxUnavailableError {
     missing: "bubblewrap (bwrap) was not found. Install it (e.g. `apt install bubblewrap`)",
     "too-old": "the installed bubblewrap is too old (0.6 or newer is needed)",
     untrusted:
-      "the bubblewrap binary is not trusted (it must be an absolute path to a file owned by root or the current user, writable by no one else, in folders only they can change, and outside the sandbox's folders; set MOUNTBOX_BWRAP or bwrapPath to a system copy)",
+      "the bubblewrap binary is not trusted (it must be an absolute path to a file owned by root or the current user, writable by no one else, in folders only they can change, and outside the sandbox's writable folders; set MOUNTBOX_BWRAP or bwrapPath to a system copy)",
     "no-namespaces":
       "bubblewrap cannot create the namespaces it needs here (user namespaces may be disabled, e.g. by kernel.unprivileged_userns_clone=0 or a container's seccomp policy)",
     "unsupported-platform": `there is no OS sandbox for this platform (${process.platform}, ${process.arch}); only Linux on x86_64 or arm64 with bubblewrap is supported`,

@@ -33,6 +33,10 @@ const RET_ALLOW = 0x7fff0000;
 const RET_ERRNO = 0x00050000;
 const EPERM = 1;
 const ENOSYS = 38;
+const EAFNOSUPPORT = 97;
+
+/** Address families `socket`/`socketpair` may use: AF_UNIX, AF_INET, AF_INET6, AF_NETLINK. */
+const ALLOWED_FAMILIES = [1, 2, 10, 16];
 
 const OFF_NR = 0;
 const OFF_ARCH = 4;
@@ -104,7 +108,12 @@ const DENIED = [
 /** Calls answered ENOSYS so the C library falls back to one the filter can inspect. */
 const NOT_IMPLEMENTED = ["clone3", "openat2"] as const;
 
-type Name = (typeof DENIED)[number] | (typeof NOT_IMPLEMENTED)[number] | ArgChecked;
+type Name =
+  | (typeof DENIED)[number]
+  | (typeof NOT_IMPLEMENTED)[number]
+  | ArgChecked
+  | "socket"
+  | "socketpair";
 type ArgChecked =
   | "clone"
   | "open"
@@ -175,6 +184,8 @@ const NR: Record<SeccompArch, Partial<Record<Name, number>>> = {
     fchmodat2: 452,
     mknod: 133,
     mknodat: 259,
+    socket: 41,
+    socketpair: 53,
   },
   arm64: {
     keyctl: 219,
@@ -228,6 +239,8 @@ const NR: Record<SeccompArch, Partial<Record<Name, number>>> = {
     fchmodat: 53,
     fchmodat2: 452,
     mknodat: 33,
+    socket: 198,
+    socketpair: 199,
   },
 };
 
@@ -279,7 +292,16 @@ export function buildSeccompFilter(arch: SeccompArch): Buffer {
     const n = nr[name];
     if (n !== undefined) p.push({ code: JEQ_K, k: n, jt: `check_${name}`, jf: "" });
   }
+  for (const name of ["socket", "socketpair"] as const) {
+    const n = nr[name];
+    if (n !== undefined) p.push({ code: JEQ_K, k: n, jt: "check_family", jf: "" });
+  }
   p.push({ code: RET_K, k: RET_ALLOW });
+
+  // The family is an int: the low 32 bits of the first argument.
+  p.push({ code: LD_W_ABS, k: offArg(0), label: "check_family" });
+  for (const family of ALLOWED_FAMILIES) p.push({ code: JEQ_K, k: family, jt: "allow", jf: "" });
+  p.push({ code: RET_K, k: RET_ERRNO | EAFNOSUPPORT });
 
   if (nr.clone !== undefined) {
     p.push({ code: LD_W_ABS, k: offArg(0), label: "check_clone" });
