@@ -275,6 +275,39 @@ describe("worker dependencies", () => {
     }
   });
 
+  it("a warm spare carries only its own worker's grants, never another worker's", async () => {
+    const mod = makeTempDir("mountbox-mod-");
+    const lib = makeTempDir("mountbox-lib-");
+    try {
+      writeFileSync(join(lib, "secret.txt"), "b's helper data");
+      const workerApi = new URL("../dist/workers/index.js", import.meta.url).href;
+      writeFileSync(
+        join(mod, "a.js"),
+        `import { readFileSync } from "node:fs";
+import { defineWorker } from ${JSON.stringify(workerApi)};
+export default defineWorker(async (p) => { try { return String(readFileSync(p)); } catch (e) { return e.code; } });
+`,
+      );
+      writeFileSync(
+        join(mod, "b.js"),
+        `import { defineWorker } from ${JSON.stringify(workerApi)};
+export default defineWorker(async () => "b");
+`,
+      );
+      const host = await hostWith(
+        { a: { module: join(mod, "a.js") }, b: { module: join(mod, "b.js"), dependencies: [lib] } },
+        { warmThreads: 1 },
+      );
+      // Let the spares start, then run a few times so spares are used.
+      for (let i = 0; i < 3; i++)
+        expect(await host.run("a", join(lib, "secret.txt"))).toBe("ERR_ACCESS_DENIED");
+      await host.close();
+    } finally {
+      removeDir(mod);
+      removeDir(lib);
+    }
+  });
+
   it("refuses a dependency that contains a sandbox folder, allows one inside it", async () => {
     await expect(hostWith({ w: { module: fx("echo.js"), dependencies: [base] } })).rejects.toThrow(
       /contains the sandbox folder/,
@@ -417,6 +450,22 @@ describe("limits, events and close", () => {
       ["path_not_writable", "/ro/x.txt"],
     ]);
     expect(JSON.stringify(seen)).not.toContain(base);
+  });
+
+  it("a worker's control characters never reach the embedder raw: errors and events escaped", async () => {
+    const seen: HostEvent[] = [];
+    const host = await hostWith(
+      { f: { module: fx("fault.js") } },
+      { onEvent: (e) => seen.push(e) },
+    );
+    const e = await failure(
+      host.run("f", { kind: "throw", message: "\u001b[2J\n[host] forged\u0007" }),
+    );
+    expect(e.message).not.toMatch(/[\u0000-\u001f\u007f]/);
+    expect(e.message).toContain("\\u001b[2J\\n[host] forged\\u0007");
+    const failed = seen.find((x) => x.type === "agent_failed") as { message: string };
+    expect(failed.message).toBe(e.message);
+    await host.close();
   });
 
   it("passes ctx.log lines and the thread's stdout/stderr on as log events", async () => {

@@ -164,6 +164,35 @@ describe.each(LAYOUTS)("layout %s", (layout) => {
   });
 });
 
+it("with root '.', worker code and node_modules inside it are protected from agents", () => {
+  const { app } = miscApp();
+  writeFiles(app, {
+    "workers/tamper.js": `
+import { defineWorker } from "mountbox/worker";
+const attempt = (p) => p.then(() => "written", (e) => e.code);
+export default defineWorker(async (input, ctx) => ({
+  lockdown: await attempt(ctx.sandbox.writeFile("/node_modules/mountbox/dist/workers/lockdown.js", "//")),
+  module: await attempt(ctx.sandbox.writeFile("/workers/tamper.js", "//")),
+  data: await attempt(ctx.sandbox.writeFile("/notes.txt", "fine")),
+  readModule: (await ctx.sandbox.readFile("/workers/tamper.js")).includes("defineWorker"),
+}));
+`,
+    "tamper.mjs": `
+import { createHost } from "mountbox";
+const host = await createHost({ sandbox: { root: "." }, basePath: import.meta.dirname,
+  workers: { t: { module: "./workers/tamper.js" } } });
+console.log(JSON.stringify({ ok: await host.run("t") }));
+await host.close();
+`,
+  });
+  expect(parse(runNode(join(app, "tamper.mjs"), app)).ok).toEqual({
+    lockdown: "path_not_writable",
+    module: "path_not_writable",
+    data: "written",
+    readModule: true,
+  });
+});
+
 it("the installed bin answers --version with the package's version", () => {
   const pkg = JSON.parse(readFileSync(join(modules, "mountbox", "package.json"), "utf8")) as {
     version: string;

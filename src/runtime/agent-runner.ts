@@ -21,9 +21,11 @@ import type { WorkerSpec } from "./host-types.js";
 import { isLlmWorker, serveModelCall, ToolCallTracker, type WorkerModel } from "./model-host.js";
 import { canRestrictNetwork, llmWorkerCode } from "./permissions.js";
 import type { Attachment, LlmWorkerInput, RunCommandReply, RunCommandRequest } from "./protocol.js";
-import type { SparePool } from "./spare-pool.js";
+import type { SparePools } from "./spare-pool.js";
 import { applyWorkerSandbox } from "./worker-sandbox.js";
 
+/** How long a terminated thread may take to exit before it counts as stuck. */
+const STUCK_AFTER_MS = 1000;
 /** Longest delay setTimeout honours (≈ 24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -50,7 +52,7 @@ export interface AgentRunnerOptions {
   maxAgents: number;
   maxThreads: number;
   hub: EventHub;
-  pool: SparePool | undefined;
+  pool: SparePools | undefined;
   /** Each LLM worker's model (see `resolveWorkerModels`). */
   models?: Map<string, WorkerModel>;
 }
@@ -67,11 +69,16 @@ export class AgentRunner {
   readonly #maxAgents: number;
   readonly #maxThreads: number;
   readonly #hub: EventHub;
-  readonly #pool: SparePool | undefined;
+  readonly #pool: SparePools | undefined;
   readonly #models: Map<string, WorkerModel>;
   /** Shares the host's event loop fairly among this host's agents. */
   readonly #scheduler: FairScheduler = createFairScheduler();
   readonly #live = new Set<Agent>();
+  /**
+   * Threads of finished agents still running a while after `terminate()`
+   * (blocked in native code, e.g. a read on an inherited descriptor).
+   */
+  #stuck = 0;
   /** Agents running (not waiting on a callee). */
   #active = 0;
   #nextId = 1;
@@ -130,9 +137,9 @@ export class AgentRunner {
       throw new DelegationRefusedError(
         `Cannot start '${worker}': ${this.#maxAgents} agents are already running (maxAgents). Wait for one to finish, or raise maxAgents.`,
       );
-    if (this.#live.size >= this.#maxThreads)
+    if (this.#live.size + this.#stuck >= this.#maxThreads)
       throw new DelegationRefusedError(
-        `Cannot start '${worker}': ${this.#maxThreads} agent threads are already alive, counting callers waiting on their callees (maxThreads). Wait for one to finish, or raise maxThreads.`,
+        `Cannot start '${worker}': ${this.#maxThreads} agent threads are already alive, counting callers waiting on their callees and stopped threads that have not exited yet (maxThreads). Wait for one to finish, or raise maxThreads.`,
       );
   }
 
@@ -146,6 +153,11 @@ export class AgentRunner {
     this.#admit(agent.worker);
     this.#active++;
     this.#live.add(agent);
+    // A thread still running STUCK_AFTER_MS after its agent finished is
+    // counted against maxThreads until it really exits.
+    let handedOver = false;
+    let exited = false;
+    let stuck = false;
     const started = Date.now();
     // The agent that set a deadline keeps the timer; at the deadline its
     // whole subtree fails with reason `timeout`, whatever any of it catches.
@@ -207,12 +219,17 @@ export class AgentRunner {
       if (agent.spec.maxOldGenerationSizeMb !== undefined) {
         opts.resourceLimits = { maxOldGenerationSizeMb: agent.spec.maxOldGenerationSizeMb };
       } else if (this.#pool && usesSpare(agent.spec)) {
-        const spare = this.#pool.take();
+        const spare = this.#pool.take(agent.worker);
         if (spare) opts.spare = spare;
       }
       if (attachments) opts.attachments = attachments;
       if (model && tracker)
         opts.onModel = (kind, options) => this.#callModel(agent, model, tracker, kind, options);
+      opts.onThreadExit = () => {
+        exited = true;
+        if (stuck) this.#stuck--;
+      };
+      handedOver = true;
       const { value } = await runAgentThread(opts);
       this.#hub.emit({
         type: "agent_finished",
@@ -229,13 +246,20 @@ export class AgentRunner {
         agentId: agent.id,
         worker: agent.worker,
         reason: e instanceof AgentThreadError ? e.reason : e.code,
-        message: escapeControl(e.message),
+        message: e.message,
         durationMs: Date.now() - started,
         time: Date.now(),
       });
       throw e;
     } finally {
       tracker?.flush();
+      if (handedOver && !exited) {
+        setTimeout(() => {
+          if (exited) return;
+          stuck = true;
+          this.#stuck++;
+        }, STUCK_AFTER_MS).unref();
+      }
       if (timer) clearTimeout(timer);
       this.#active--;
       this.#live.delete(agent);
@@ -446,15 +470,16 @@ function describeFailure(worker: string, err: unknown): SandboxError {
       ? err
       : new AgentThreadError("crashed", `Worker '${worker}' could not run.`);
   }
-  if (err.message.startsWith(`Worker '${worker}'`)) return err;
   const cause = err.cause;
-  const message =
-    err.reason === "threw" && cause instanceof Error
+  const message = err.message.startsWith(`Worker '${worker}'`)
+    ? err.message
+    : err.reason === "threw" && cause instanceof Error
       ? `Worker '${worker}' failed: ${cause instanceof SandboxError ? "" : `${cause.name}: `}${cause.message}`
       : err.message.replace(/^The agent('s)?/, `Worker '${worker}'$1`);
+  // The cause's text comes from the worker: no raw control characters.
   return new AgentThreadError(
     err.reason,
-    message,
+    escapeControl(message),
     { stdout: err.stdout, stderr: err.stderr },
     cause,
   );

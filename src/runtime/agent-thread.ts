@@ -113,6 +113,13 @@ export interface AgentThreadOptions
    * embedder wants to hand the agent). Host-side choice only.
    */
   transferList?: Transferable[];
+  /**
+   * Called once when the agent's thread has really exited (or could not be
+   * started). A thread blocked in native code (a read on an inherited
+   * descriptor) ignores `terminate()` and lives on after the agent failed:
+   * the host counts it until this is called.
+   */
+  onThreadExit?: () => void;
   /** Called with each `ctx.log` line, and each stdout/stderr line, as it arrives. */
   onLog?: (entry: AgentLogEntry) => void;
   /** Files handed to the agent as `ctx.attachments`. */
@@ -143,6 +150,28 @@ export interface AgentThreadResult {
  * @throws AgentThreadError when the agent fails (the host is unaffected)
  */
 export async function runAgentThread(opts: AgentThreadOptions): Promise<AgentThreadResult> {
+  let exitReported = false;
+  const reportExit = (): void => {
+    if (exitReported) return;
+    exitReported = true;
+    opts.onThreadExit?.();
+  };
+  try {
+    return await startAgentThread(opts, reportExit);
+  } catch (err) {
+    // Failed before a thread existed (or its start threw): nothing to wait for.
+    if (!startedThreads.has(reportExit)) reportExit();
+    throw err;
+  }
+}
+
+/** Which runs got as far as a thread (whose `exit` event reports it). */
+const startedThreads = new WeakSet<() => void>();
+
+async function startAgentThread(
+  opts: AgentThreadOptions,
+  reportExit: () => void,
+): Promise<AgentThreadResult> {
   if (opts.signal?.aborted) throw abortFailure(opts.signal.reason, { stdout: "", stderr: "" });
   const modulePath = realpathSync(
     typeof opts.module === "string" && !opts.module.startsWith("file:")
@@ -227,6 +256,7 @@ export async function runAgentThread(opts: AgentThreadOptions): Promise<AgentThr
       reject(err);
       return;
     }
+    startedThreads.add(reportExit);
 
     // Drain both streams (an undrained pipe stalls the thread), keep a
     // bounded prefix, and pass its lines on as log entries.
@@ -263,9 +293,10 @@ export async function runAgentThread(opts: AgentThreadOptions): Promise<AgentThr
         fail("out_of_memory", "The agent ran out of memory and was stopped.");
       else fail("crashed", `The agent's thread crashed: ${err.name}: ${err.message}`);
     });
-    worker.on("exit", (code) =>
-      fail("exited", `The agent's thread exited (code ${code}) without a result.`),
-    );
+    worker.on("exit", (code) => {
+      reportExit();
+      fail("exited", `The agent's thread exited (code ${code}) without a result.`);
+    });
 
     const onAbort = (): void => {
       const err = abortFailure(opts.signal?.reason, out);

@@ -11,16 +11,21 @@
  * `delegation-options.ts`.
  */
 import { type ConfigIssue, configError, DelegationRefusedError, escapeControl } from "../errors.js";
-import { createSandbox, Sandbox } from "../sandbox/sandbox.js";
+import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
 import { AgentRunner, usesSpare } from "./agent-runner.js";
 import { DEFAULT_RESOURCE_LIMITS } from "./agent-thread.js";
 import { EventHub } from "./event-hub.js";
 import { guardProcessSignals } from "./host-guards.js";
 import { checkHostOptions } from "./host-options.js";
 import type { HostEvent, HostOptions } from "./host-types.js";
-import { compactGrants } from "./module-grants.js";
-import { checkReadGrants, computeExecArgv, computeWorkerGrants } from "./permissions.js";
-import { SparePool } from "./spare-pool.js";
+import { isLlmWorker } from "./model-host.js";
+import {
+  checkReadGrants,
+  computeExecArgv,
+  computeWorkerGrants,
+  llmWorkerCode,
+} from "./permissions.js";
+import { SparePools } from "./spare-pool.js";
 
 /** Options of {@link Host.run}. */
 export interface RunOptions {
@@ -51,33 +56,38 @@ export interface Host {
 export async function createHost(options: HostOptions): Promise<Host> {
   const { basePath, workers, maxDepth, maxAgents, maxThreads, warmThreads, models } =
     checkHostOptions(options);
-  const root = toSandbox(options.sandbox, basePath);
+  const given = toSandbox(options.sandbox, basePath);
   // Fail fast on a grant that would hand a thread a sandbox folder, or a
   // declared package that is not installed.
   const grantsOf = new Map<string, string[]>();
   const issues: ConfigIssue[] = [];
   for (const [name, w] of workers) {
-    if (!w.module) continue;
+    const code = w.module
+      ? { module: w.module, dependencies: w.dependencies ?? [] }
+      : isLlmWorker(w)
+        ? llmWorkerCode
+        : undefined;
+    if (!code) continue;
     try {
-      const grants = computeWorkerGrants({ module: w.module, dependencies: w.dependencies ?? [] });
-      grantsOf.set(name, checkReadGrants(grants, root));
+      const grants = computeWorkerGrants(typeof code === "function" ? code() : code);
+      grantsOf.set(name, checkReadGrants(grants, given));
     } catch (err) {
       issues.push({ path: ["workers", name, "dependencies"], message: (err as Error).message });
     }
   }
   if (issues.length > 0) throw configError(issues);
-  // Spares serve workers with the default heap and no network, so one set
-  // of flags covers them all.
-  const spareGrants = compactGrants(
-    [...workers].flatMap(([name, w]) => (usesSpare(w) ? (grantsOf.get(name) ?? []) : [])),
-  );
+  const root = protectCode(given, options.sandbox, basePath, [...grantsOf.values()].flat());
+  // Spares serve workers with the default heap and no network, each only
+  // workers with exactly its grants.
+  const spareArgv = new Map<string, string[]>();
+  for (const [name, w] of workers) {
+    const grants = grantsOf.get(name);
+    if (grants && w.module && usesSpare(w))
+      spareArgv.set(name, computeExecArgv({ readPaths: grants }));
+  }
   const pool =
-    warmThreads > 0 && spareGrants.length > 0
-      ? new SparePool(
-          warmThreads,
-          computeExecArgv({ readPaths: spareGrants }),
-          DEFAULT_RESOURCE_LIMITS,
-        )
+    warmThreads > 0 && spareArgv.size > 0
+      ? new SparePools(warmThreads, spareArgv, DEFAULT_RESOURCE_LIMITS)
       : undefined;
   const hub = new EventHub(options.onEvent);
   const runner = new AgentRunner({ workers, maxDepth, maxAgents, maxThreads, hub, pool, models });
@@ -118,4 +128,40 @@ function toSandbox(s: HostOptions["sandbox"], basePath: string): Sandbox {
   // No sandbox configured: no worker has any file access.
   if (s === undefined) return createSandbox({ paths: {} });
   return createSandbox(s, { basePath });
+}
+
+/**
+ * Worker code inside a writable sandbox area (root ".", workers and
+ * node_modules in the project) could be changed by one agent for every
+ * later thread — and for the host itself. A sandbox built from a config gets
+ * those paths added to its `protected` list (writes refused, reads as
+ * before); a `Sandbox` object passed in cannot be changed, so it is refused.
+ * @throws ConfigError naming the writable code paths of a given `Sandbox`
+ */
+function protectCode(
+  sandbox: Sandbox,
+  config: HostOptions["sandbox"],
+  basePath: string,
+  grants: readonly string[],
+): Sandbox {
+  const table = policyOf(sandbox).table;
+  const writable = new Set<string>();
+  for (const g of grants) {
+    const v = table.mapBack(g);
+    if (v !== undefined && sandbox.canWrite(v)) writable.add(v);
+  }
+  if (writable.size === 0) return sandbox;
+  if (config instanceof Sandbox || config === undefined) {
+    throw configError([
+      {
+        path: ["sandbox"],
+        message: `worker code is writable by agents at ${[...writable].sort().join(", ")}: an agent could change what later threads and the host run. Mount it read-only, or add it to the sandbox's 'protected' list`,
+      },
+    ]);
+  }
+  const existing = (config as { protected?: string[] }).protected ?? [".git"];
+  return createSandbox(
+    { ...config, protected: [...existing, ...[...writable].sort()] } as typeof config,
+    { basePath },
+  );
 }

@@ -70,3 +70,37 @@ export class SparePool {
     this.#idle.add(w);
   }
 }
+
+/**
+ * One {@link SparePool} per set of read grants (in practice one per worker,
+ * since each has its own module): a spare serves only workers whose grants
+ * are exactly the ones it was started with — a spare with every worker's
+ * grants would let one worker read another's helper files and packages.
+ */
+export class SparePools {
+  /** Worker name → its execArgv (only workers that may use spares). */
+  readonly #argvOf: Map<string, string[]>;
+  readonly #pools = new Map<string, SparePool>();
+  #closed = false;
+
+  constructor(size: number, argvOf: Map<string, string[]>, limits: ResourceLimits) {
+    this.#argvOf = argvOf;
+    for (const argv of argvOf.values()) {
+      const key = argv.join("\0");
+      if (!this.#pools.has(key)) this.#pools.set(key, new SparePool(size, argv, limits));
+    }
+  }
+
+  /** A spare for `worker`, if one is ready (never one started with other grants). */
+  take(worker: string): Worker | undefined {
+    const argv = this.#argvOf.get(worker);
+    if (!argv || this.#closed) return undefined;
+    return this.#pools.get(argv.join("\0"))?.take();
+  }
+
+  /** Closes every pool. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all([...this.#pools.values()].map((p) => p.close()));
+  }
+}
