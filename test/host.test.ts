@@ -468,6 +468,16 @@ describe("limits, events and close", () => {
     await host.close();
   });
 
+  it("a result the host cannot deserialize fails the agent at once, not at its deadline", async () => {
+    const host = await hostWith({ f: { module: fx("fault.js") } });
+    const e = await failure(host.run("f", { kind: "deep", depth: 5000 }, { timeoutMs: 20_000 }));
+    expect(e.reason).toBe("threw");
+    expect(e.message).toMatchInlineSnapshot(
+      `"Worker 'f' sent a message that could not be received (too deeply nested, or not cloneable)."`,
+    );
+    await host.close();
+  });
+
   it("passes ctx.log lines and the thread's stdout/stderr on as log events", async () => {
     const seen: HostEvent[] = [];
     const host = await hostWith(

@@ -288,6 +288,14 @@ async function startAgentThread(
       } else if (m.kind === "result") finish(null, m.value);
       else fail("threw", `The agent failed: ${m.error.name}: ${m.error.message}`, m.cause);
     });
+    // A message the host cannot deserialize (e.g. a result nested thousands
+    // of levels deep) must fail the agent, not leave it waiting for its deadline.
+    worker.on("messageerror", () =>
+      fail(
+        "threw",
+        "The agent sent a message that could not be received (too deeply nested, or not cloneable).",
+      ),
+    );
     worker.on("error", (err: Error & { code?: string }) => {
       if (err.code === "ERR_WORKER_OUT_OF_MEMORY")
         fail("out_of_memory", "The agent ran out of memory and was stopped.");
