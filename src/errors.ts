@@ -417,6 +417,29 @@ export function editFailed(
   );
 }
 
+/**
+ * Builds an {@link EditFailedError} for an editFile call whose edits would
+ * take too long on a file this size (each edit scans the whole text).
+ * `perCall` is how many edits one call may carry on this file.
+ */
+export function editTooMuchWork(
+  path: string,
+  edits: number,
+  chars: number,
+  budget: number,
+  perCall: number,
+): EditFailedError {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const fix =
+    perCall >= 1
+      ? `Split the edits into several editFile calls of at most ${n(perCall)} edit${perCall === 1 ? "" : "s"} each, or write the whole file with writeFile.`
+      : "The file is too large for editFile; write the whole file with writeFile.";
+  return new EditFailedError(
+    `Edit on ${quotePath(path)} refused: ${n(edits)} edit${edits === 1 ? "" : "s"} on a file of about ${n(chars)} characters is more work than one call may do (edits × characters at most ${n(budget)}). Nothing was changed. ${fix}`,
+    path,
+  );
+}
+
 /** Builds an {@link ApprovalDeniedError}. */
 export function approvalDenied(what: string, path?: string): ApprovalDeniedError {
   return new ApprovalDeniedError(

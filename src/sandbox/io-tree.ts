@@ -210,7 +210,7 @@ export async function move(
     stage = dst;
     // The destination: a new entry in a verified, writable real folder.
     const dParent = policy.resolveVirtual(parentPath(dst), "write", false);
-    ensureRealDir(policy, dParent.real, dst);
+    await ensureRealDir(policy, dParent.real, dst);
     const dReal = join(dParent.real, baseName(dst));
     checkEntry(policy, dst, dReal, !st.isDirectory());
     checkNoMountInside(policy, dst, dReal);
@@ -273,7 +273,7 @@ async function copyAcross(
   }
   const { real } = policy.resolveVirtual(src, "read", false);
   const dstDir = policy.resolveVirtual(dst, "write", false);
-  ensureRealDir(policy, dstDir.real, dst);
+  await ensureRealDir(policy, dstDir.real, dst);
   for (const e of readdirSync(real, { withFileTypes: true })) {
     await copyAcross(
       policy,

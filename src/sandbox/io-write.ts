@@ -12,7 +12,6 @@ import {
   fchmodSync,
   fstatSync,
   lstatSync,
-  mkdirSync,
   openSync,
   realpathSync,
   renameSync,
@@ -20,8 +19,16 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
+import { mkdir as mkdirAsync } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { editFailed, fileTooLarge, ioError, SandboxError, wrapFsError } from "../errors.js";
+import {
+  editFailed,
+  editTooMuchWork,
+  fileTooLarge,
+  ioError,
+  SandboxError,
+  wrapFsError,
+} from "../errors.js";
 import { CREATE_FLAGS, realPathOfFd, runRaceHook } from "./fd-check.js";
 import { capFor, readBytes } from "./io-read.js";
 import type { Policy } from "./policy.js";
@@ -32,9 +39,11 @@ import { diffTexts } from "./unified-diff.js";
  * one at a time. The deepest existing level is realpath'd once; each created
  * level must map back to a writable location and be a real directory (not a
  * link raced in) before the next is made under it. `asked` names the virtual
- * path in errors.
+ * path in errors. Each level is created off the event loop: on a deep path
+ * one mkdir costs the kernel O(depth), so a deep tree made in one call took
+ * O(depth²) of the host's loop.
  */
-export function ensureRealDir(policy: Policy, realDir: string, asked: string): void {
+export async function ensureRealDir(policy: Policy, realDir: string, asked: string): Promise<void> {
   const missing: string[] = [];
   let cur = realDir;
   for (;;) {
@@ -66,7 +75,7 @@ export function ensureRealDir(policy: Policy, realDir: string, asked: string): v
     const next = join(real, name);
     policy.checkReal(next, asked, "write", false);
     try {
-      mkdirSync(next);
+      await mkdirAsync(next);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
@@ -83,7 +92,12 @@ function inTheWay(asked: string) {
  * Atomically writes bytes to the real target of an already-resolved virtual
  * path. Verifies the temp file's real location before writing.
  */
-function writeAtomic(policy: Policy, v: string, realTarget: string, bytes: Uint8Array): void {
+async function writeAtomic(
+  policy: Policy,
+  v: string,
+  realTarget: string,
+  bytes: Uint8Array,
+): Promise<void> {
   const dir = dirname(realTarget);
   const base = basename(realTarget);
   // Short and fixed-length, so a 255-byte target name still fits.
@@ -91,7 +105,7 @@ function writeAtomic(policy: Policy, v: string, realTarget: string, bytes: Uint8
   let fd: number | undefined;
   let created = false;
   try {
-    ensureRealDir(policy, dir, v);
+    await ensureRealDir(policy, dir, v);
     const existing = lstatSync(realTarget, { throwIfNoEntry: false });
     if (existing?.isDirectory()) throw ioError("write", v, "it is a directory, not a file");
     fd = openSync(tmp, CREATE_FLAGS, 0o666);
@@ -143,14 +157,14 @@ export async function writeFile(
   const cap = capFor(policy, r.virtual);
   if (cap !== undefined && bytes.byteLength > cap)
     throw fileTooLarge(r.virtual, bytes.byteLength, cap, "write");
-  writeAtomic(policy, r.virtual, r.real, bytes);
+  await writeAtomic(policy, r.virtual, r.real, bytes);
 }
 
 /** Creates a directory and any missing parents; fine if it already exists. */
 export async function mkdir(policy: Policy, path: string): Promise<void> {
   const r = policy.resolve(path, "write", false);
   try {
-    ensureRealDir(policy, r.real, r.virtual);
+    await ensureRealDir(policy, r.real, r.virtual);
   } catch (err) {
     throw wrapFsError(err, "mkdir", r.virtual);
   }
@@ -159,9 +173,20 @@ export async function mkdir(policy: Policy, path: string): Promise<void> {
 const decoder = new TextDecoder("utf-8");
 
 /**
+ * Most work one editFile call may do, in characters scanned: each edit scans
+ * (and rebuilds) the whole text as it stands, about 1 ns per character on a
+ * 2-core machine, so this keeps the edits to ~10-15 ms of the host's event
+ * loop, leaving room for the diff after them (bounded on its own, ~20-30 ms
+ * on a large file) under the ~50 ms a request may hold it.
+ */
+export const EDIT_WORK_BUDGET = 10_000_000;
+
+/**
  * Applies exact-text edits in order. Each `oldText` must occur exactly once
  * in the text as it stands after the previous edits. Nothing is written
- * unless every edit applies; `dryRun` only returns the diff.
+ * unless every edit applies; `dryRun` only returns the diff. The work is
+ * bounded by {@link EDIT_WORK_BUDGET}: more edits × characters are refused
+ * (before any is applied) with a message saying how to split them.
  */
 export async function editFile(
   policy: Policy,
@@ -174,20 +199,34 @@ export async function editFile(
     throw ioError("edit", r.virtual, "edits must be a non-empty array of { oldText, newText }");
   }
   const before = decoder.decode(await readBytes(policy, path));
+  const refuse = (chars: number) =>
+    editTooMuchWork(
+      r.virtual,
+      edits.length,
+      chars,
+      EDIT_WORK_BUDGET,
+      Math.floor(EDIT_WORK_BUDGET / Math.max(chars, 1)),
+    );
+  // Up front on the text as read; then as the text grows with the edits.
+  if (edits.length * Math.max(before.length, 1) > EDIT_WORK_BUDGET) throw refuse(before.length);
   let after = before;
+  let work = 0;
   edits.forEach((e, i) => {
     if (typeof e?.oldText !== "string" || typeof e?.newText !== "string") {
       throw ioError("edit", r.virtual, `edit #${i + 1} needs string oldText and newText`);
     }
     if (e.oldText === "") throw editFailed(r.virtual, i, e.oldText, 2);
+    work += Math.max(after.length, 1);
+    if (work > EDIT_WORK_BUDGET) throw refuse(after.length);
     const first = after.indexOf(e.oldText);
     if (first < 0) throw editFailed(r.virtual, i, e.oldText, 0);
-    const count = countOccurrences(after, e.oldText, first);
-    if (count > 1) throw editFailed(r.virtual, i, e.oldText, count);
+    if (after.indexOf(e.oldText, first + 1) >= 0) {
+      throw editFailed(r.virtual, i, e.oldText, countOccurrences(after, e.oldText, first));
+    }
     after = after.slice(0, first) + e.newText + after.slice(first + e.oldText.length);
   });
   const diff = diffTexts(r.virtual, before, after);
-  if (!dryRun) writeAtomic(policy, r.virtual, r.real, Buffer.from(after, "utf8"));
+  if (!dryRun) await writeAtomic(policy, r.virtual, r.real, Buffer.from(after, "utf8"));
   return { diff };
 }
 

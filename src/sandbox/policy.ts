@@ -18,7 +18,7 @@ import {
 } from "../errors.js";
 import { type Area, canonicalize, setCovers } from "./areas.js";
 import type { Mount, MountTable } from "./mount-table.js";
-import { realpathLoose } from "./real-path.js";
+import { type RealpathMemo, realpathLoose } from "./real-path.js";
 import { baseName, isWithin, normalizeVirtualPath, parentPath, suffixOf } from "./virtual-path.js";
 
 /** The access asked for. */
@@ -151,8 +151,11 @@ export class Policy {
     return this.resolveVirtual(v, access, checkSuffix);
   }
 
-  /** {@link resolve} for an already-canonical virtual path. */
-  resolveVirtual(v: string, access: Access, checkSuffix = true): Resolved {
+  /**
+   * {@link resolve} for an already-canonical virtual path. `memo` shares
+   * realpath work between calls of one operation (see {@link RealpathMemo}).
+   */
+  resolveVirtual(v: string, access: Access, checkSuffix = true, memo?: RealpathMemo): Resolved {
     const mount = this.table.lookup(v);
     const host = mount ? this.table.toHost(mount, v) : "";
     const denial = this.deny(v, access, checkSuffix);
@@ -161,7 +164,7 @@ export class Policy {
     }
     let real: string;
     try {
-      real = realpathLoose(host);
+      real = realpathLoose(host, memo);
     } catch (err) {
       throw wrapFsError(err, "resolve", v);
     }
@@ -258,13 +261,18 @@ export class Policy {
 
   /**
    * A not-found error naming the nearest existing readable directory above
-   * `v` (error path only, so the extra stats do not matter).
+   * `v`. The ancestors share one realpath walk (a memo), so a deep missing
+   * path costs O(depth) syscalls, not O(depth²).
    */
   notFoundError(v: string): SandboxError {
+    const memo: RealpathMemo = new Map();
     for (let dir = parentPath(v); ; dir = parentPath(dir)) {
-      if (this.deny(dir, "read", false) === undefined) {
+      const m = this.table.lookup(dir);
+      // Known from the walk already done for a deeper folder: nothing there.
+      const absent = m !== undefined && memo.get(this.table.toHost(m, dir))?.absent === true;
+      if (!absent && this.deny(dir, "read", false) === undefined) {
         try {
-          const { real } = this.resolveVirtual(dir, "read", false);
+          const { real } = this.resolveVirtual(dir, "read", false, memo);
           if (isDirectory(real)) return notFound(v, dir);
         } catch {
           // keep climbing
