@@ -48,6 +48,30 @@ async function settle(p: unknown): Promise<{ ok: boolean; message?: string }> {
   }
 }
 
+describe("the grep operation", () => {
+  it("emits an operation event with grep's path, like the other operations", async () => {
+    const { port1, port2 } = new MessageChannel();
+    const events: [string, string | undefined, string | undefined][] = [];
+    const server = serveSandbox(port1, sandbox, {
+      onOperation: (op, path, error) => events.push([op, path, error?.code]),
+    });
+    try {
+      const found = await ask(port2, { id: 1, op: "grep", args: [{ pattern: "A", path: "/" }] });
+      expect(found.value.matches).toEqual([{ path: "/a.txt", line: 1, text: "A" }]);
+      await ask(port2, { id: 2, op: "grep", args: [{ pattern: "A" }] });
+      await ask(port2, { id: 3, op: "grep", args: [{ pattern: "A", path: "/missing" }] });
+      expect(events).toEqual([
+        ["grep", "/", undefined],
+        ["grep", "/", undefined],
+        ["grep", "/missing", "not_found"],
+      ]);
+    } finally {
+      server.close();
+      port2.close();
+    }
+  });
+});
+
 describe("control: a plain Comlink.expose", () => {
   it("lets `new proxy.readFile.constructor(code)` run code in the host", async () => {
     const { port1, port2 } = new MessageChannel();
@@ -174,6 +198,46 @@ describe("serveSandbox against hostile messages", () => {
     expect(existsSync(join(dir, "root", "b.txt"))).toBe(false);
     expect(existsSync(join(dir, "root", "c.txt"))).toBe(false);
     expect(existsSync(join(dir, "root", "a.txt"))).toBe(true);
+  });
+
+  it.each([
+    ["no options", []],
+    ["two arguments", [{ pattern: "A" }, {}]],
+    ["a string", ["A"]],
+    ["no pattern", [{ path: "/" }]],
+    ["a pattern that is not a string", [{ pattern: /A/ }]],
+    ["a pattern over 16 KiB", [{ pattern: "A".repeat(16 * 1024 + 1) }]],
+    ["a path over 16 KiB", [{ pattern: "A", path: `/${"x".repeat(20_000)}` }]],
+    ["a glob that is not a string", [{ pattern: "A", glob: ["**/*"] }]],
+    ["long flags", [{ pattern: "A", flags: "i".repeat(17) }]],
+    ["a fractional budget", [{ pattern: "A", maxMatches: 1.5 }]],
+    ["a negative budget", [{ pattern: "A", timeBudgetMs: -1 }]],
+    ["a huge budget", [{ pattern: "A", maxBytes: 2 ** 41 }]],
+    ["a budget given as a string", [{ pattern: "A", maxMatches: "10" }]],
+    ["an unknown option", [{ pattern: "A", exec: code }]],
+    ["an inherited key", [JSON.parse('{"pattern": "A", "__proto__": {"path": "/"}}')]],
+  ])("refuses bad grep arguments (%s) with InvalidRequestError", async (_label, args) => {
+    const reply = await ask(worker, { id: 4, op: "grep", args });
+    expect(reply.ok).toBe(false);
+    expect(reply.error.name).toBe("InvalidRequestError");
+    expect(reply.error.message).toMatch(/^Invalid arguments for grep: /);
+  });
+
+  it("pins grep's argument refusal, and serves a good grep", async () => {
+    const reply = await ask(worker, { id: 5, op: "grep", args: [{ pattern: "A", limit: 3 }] });
+    expect(reply.error.message).toMatchInlineSnapshot(
+      `"Invalid arguments for grep: unknown option "limit"."`,
+    );
+    // An invalid regular expression passes the port's checks and is refused by the search.
+    const bad = await ask(worker, { id: 6, op: "grep", args: [{ pattern: "(" }] });
+    expect(bad.error.name).toBe("InvalidRequestError");
+    expect(bad.error.message).toMatch(/^The pattern is not a valid regular expression: /);
+    const good = await ask(worker, { id: 7, op: "grep", args: [{ pattern: "^A$", path: "/" }] });
+    expect(good).toMatchObject({
+      id: 7,
+      ok: true,
+      value: { matches: [{ path: "/a.txt", line: 1, text: "A" }], truncated: false },
+    });
   });
 
   it("refuses a transferred port and closes it", async () => {

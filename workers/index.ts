@@ -34,7 +34,15 @@ export {
   SuffixNotAllowedError,
 } from "../src/errors.js";
 export type { Attachment, LogLevel, RunCommandReply } from "../src/runtime/protocol.js";
-export type { FileEdit, FileStat, SandboxDescription, WorkerSandbox } from "./sandbox-client.js";
+export type {
+  FileEdit,
+  FileStat,
+  GrepMatch,
+  GrepOptions,
+  GrepResult,
+  SandboxDescription,
+  WorkerSandbox,
+} from "./sandbox-client.js";
 
 /** What a worker function receives besides its input. */
 export interface WorkerContext {

@@ -10,11 +10,14 @@ import {
   ACK_OP,
   type FileEdit,
   type FileStat,
+  type GrepMatch,
+  type GrepOptions,
+  type GrepResult,
   type PortReply,
   type SandboxDescription,
 } from "../src/runtime/protocol.js";
 
-export type { FileEdit, FileStat, SandboxDescription };
+export type { FileEdit, FileStat, GrepMatch, GrepOptions, GrepResult, SandboxDescription };
 
 /**
  * The sandbox as a worker sees it: virtual paths only, every call a round
@@ -36,6 +39,12 @@ export interface WorkerSandbox {
   readableRoots(): Promise<string[]>;
   writableRoots(): Promise<string[]>;
   describe(): Promise<SandboxDescription>;
+  /**
+   * Searches the readable files under `opts.path` for a regular expression,
+   * line by line. The host runs it in its pool of search threads with this
+   * agent's policy, so one request replaces a listing and a read per file.
+   */
+  grep(opts: GrepOptions): Promise<GrepResult>;
 }
 
 /** A client bound to one port. */
@@ -110,6 +119,7 @@ export function createSandboxClient(port: MessagePort): SandboxClient {
     readableRoots: () => call("readableRoots", []) as Promise<string[]>,
     writableRoots: () => call("writableRoots", []) as Promise<string[]>,
     describe: () => call("describe", []) as Promise<SandboxDescription>,
+    grep: (opts) => call("grep", [opts]) as Promise<GrepResult>,
   };
   Object.freeze(sandbox);
 

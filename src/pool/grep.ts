@@ -11,31 +11,14 @@
  */
 import { closeSync, readSync, statSync } from "node:fs";
 import { InvalidRequestError, ioError } from "../errors.js";
+import type { GrepMatch, GrepOptions, GrepResult } from "../runtime/protocol.js";
 import { openVerified } from "../sandbox/fd-check.js";
 import { listFiles } from "../sandbox/io-list.js";
 import { capFor } from "../sandbox/io-read.js";
 import { startPace, yieldIfDue } from "../sandbox/pace.js";
 import type { Policy } from "../sandbox/policy.js";
 
-/** Options of a search, as a tool passes them. */
-export interface GrepOptions {
-  /** Regular expression source (JavaScript syntax), matched line by line. */
-  pattern: string;
-  /** RegExp flags among `i`, `m`, `s`, `u`, `v`, `d`; `g` and `y` are ignored. */
-  flags?: string | undefined;
-  /** Virtual folder (or file) to search under. Default `/`. */
-  path?: string | undefined;
-  /** Glob on paths relative to `path`. Default `**\/*`. */
-  glob?: string | undefined;
-  /** Stop after this many matches. Default 100, at most 10 000. */
-  maxMatches?: number | undefined;
-  /** Stop after reading this many bytes of file content. Default 64 MiB. */
-  maxBytes?: number | undefined;
-  /** Skip files larger than this (besides the sandbox's own cap). Default 8 MiB. */
-  maxFileBytes?: number | undefined;
-  /** Stop after this long, in ms. Default 10 000, at most 120 000. */
-  timeBudgetMs?: number | undefined;
-}
+export type { GrepMatch, GrepOptions, GrepResult };
 
 /** A validated search with every default filled in (structured-cloneable). */
 export interface GrepRequest {
@@ -48,28 +31,7 @@ export interface GrepRequest {
   maxBytes: number;
   maxFileBytes: number;
   timeBudgetMs: number;
-}
-
-/** One matching line. */
-export interface GrepMatch {
-  /** Virtual path of the file. */
-  path: string;
-  /** 1-based line number. */
-  line: number;
-  /** The line, without its line ending, cut at {@link MAX_LINE_CHARS}. */
-  text: string;
-}
-
-/** What a search found. */
-export interface GrepResult {
-  /** Matches in file order (listing order), then line order. */
-  matches: GrepMatch[];
-  /** True when the search stopped before searching everything. */
-  truncated: boolean;
-  /** For the model: why it stopped early, and which files were skipped. */
-  notice?: string;
-  /** Files whose content was searched. */
-  filesSearched: number;
+  maxLineChars: number;
 }
 
 /** Longest line text returned; the rest is replaced by `…`. */
@@ -82,12 +44,14 @@ const DEFAULTS = {
   maxBytes: 64 * 1024 * 1024,
   maxFileBytes: 8 * 1024 * 1024,
   timeBudgetMs: 10_000,
+  maxLineChars: Number.MAX_SAFE_INTEGER,
 };
 const LIMITS = {
   maxMatches: 10_000,
   maxBytes: 1024 * 1024 * 1024,
   maxFileBytes: 256 * 1024 * 1024,
   timeBudgetMs: 120_000,
+  maxLineChars: Number.MAX_SAFE_INTEGER,
 };
 /** Lines matched between two looks at the clock. */
 const LINES_PER_CHECK = 512;
@@ -120,7 +84,8 @@ export function prepareGrep(policy: Policy, opts: GrepOptions): GrepRequest {
     maxMatches: checkCount("maxMatches", opts.maxMatches),
     maxBytes: checkCount("maxBytes", opts.maxBytes),
     maxFileBytes: checkCount("maxFileBytes", opts.maxFileBytes),
-    timeBudgetMs: checkCount("timeBudgetMs", opts.timeBudgetMs),
+    timeBudgetMs: checkCount("timeBudgetMs", opts.timeBudgetMs, 0),
+    maxLineChars: checkCount("maxLineChars", opts.maxLineChars),
   };
 }
 
@@ -135,10 +100,12 @@ function checkFlags(flags: unknown): string {
   return [...new Set(flags.replace(/[gy]/g, ""))].sort().join("");
 }
 
-function checkCount(name: keyof typeof DEFAULTS, value: unknown): number {
+function checkCount(name: keyof typeof DEFAULTS, value: unknown, min = 1): number {
   if (value === undefined) return DEFAULTS[name];
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 1)
-    throw new InvalidRequestError(`'${name}' must be a positive integer.`);
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min)
+    throw new InvalidRequestError(
+      `'${name}' must be a ${min === 0 ? "non-negative" : "positive"} integer.`,
+    );
   return Math.min(value, LIMITS[name]);
 }
 
@@ -214,7 +181,10 @@ export async function runGrep(
     matches,
     truncated: tally.stop !== undefined,
     filesSearched: tally.searched,
+    filesListed: files.length,
+    skipped: { binary: tally.binary, tooLarge: tally.tooLarge, unreadable: tally.unreadable },
   };
+  if (tally.stop) result.stoppedBy = tally.stop;
   const notice = describeTally(tally, req, files.length);
   if (notice) result.notice = notice;
   return result;
@@ -352,7 +322,8 @@ function searchText(
     if (i % LINES_PER_CHECK === LINES_PER_CHECK - 1 && performance.now() > deadline) return "time";
     let line = lines[i] as string;
     if (line.endsWith("\r")) line = line.slice(0, -1);
-    if (!regex.test(line)) continue;
+    if (!regex.test(line.length > req.maxLineChars ? line.slice(0, req.maxLineChars) : line))
+      continue;
     matches.push({ path: file, line: i + 1, text: capLine(line) });
     if (matches.length >= req.maxMatches) return "matches";
   }

@@ -27,6 +27,14 @@ export interface HeavyPoolOptions {
 
 const WORKER_URL = new URL("./pool-worker.js", import.meta.url);
 
+/**
+ * True when pool threads can start here: the built thread entry lies beside
+ * this module (not so when a TypeScript test runner loads the sources).
+ */
+export function isPoolBuilt(): boolean {
+  return existsSync(fileURLToPath(WORKER_URL));
+}
+
 /** A lazily started pool of host threads running the pool tasks. */
 export class HeavyPool {
   readonly #opts: Required<HeavyPoolOptions>;
@@ -72,7 +80,7 @@ export class HeavyPool {
     const filename = fileURLToPath(WORKER_URL);
     // Under a TypeScript test runner this module is the source file, which
     // has no built thread entry beside it.
-    if (!existsSync(filename))
+    if (!isPoolBuilt())
       throw new Error("the heavy-work pool runs built code: run `npm run build` first");
     const pool = new Piscina({
       filename,

@@ -12,12 +12,12 @@ import { ioError, SandboxError, wrapFsError } from "../errors.js";
 import { serializePolicy } from "../sandbox/policy-wire.js";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
 import { type GrepOptions, type GrepResult, prepareGrep, runGrep } from "./grep.js";
-import { HeavyPool } from "./heavy-pool.js";
+import { HeavyPool, isPoolBuilt } from "./heavy-pool.js";
 import type { GrepTask, ListFilesTask, TaskName } from "./tasks.js";
 
 export type { GrepMatch, GrepOptions, GrepResult } from "./grep.js";
 export { BINARY_PROBE_BYTES, MAX_LINE_CHARS } from "./grep.js";
-export { HeavyPool, type HeavyPoolOptions } from "./heavy-pool.js";
+export { HeavyPool, type HeavyPoolOptions, isPoolBuilt } from "./heavy-pool.js";
 
 /** How a pooled call runs. */
 export interface PooledCallOptions {
@@ -97,6 +97,22 @@ export async function grepInProcess(
   } catch (err) {
     throw wrapFsError(err, "grep", request.path);
   }
+}
+
+/**
+ * {@link grepSandbox} when pool threads can run here (built code), else
+ * {@link grepInProcess}: the two give identical results, so callers such as
+ * the `grep` tool and the port's `grep` operation need not care which ran.
+ * @throws as {@link grepSandbox}
+ */
+export function searchSandbox(
+  sandbox: Sandbox,
+  opts: GrepOptions,
+  call: PooledCallOptions = {},
+): Promise<GrepResult> {
+  return call.pool !== undefined || isPoolBuilt()
+    ? grepSandbox(sandbox, opts, call)
+    : grepInProcess(sandbox, opts, call);
 }
 
 /**

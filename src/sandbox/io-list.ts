@@ -4,6 +4,11 @@
  * escapes), list mounted files under their targets, and skip what a mount
  * shadows.
  *
+ * A name containing `\` is never listed (nor anything below a folder so
+ * named): virtual paths read `\` as `/`, so no path could read it back. The
+ * same holds for a name that is not valid UTF-8 and for a path over 4096
+ * bytes: every path listed reads back the file it names.
+ *
  * A big tree must not hold the host's event loop: folders are read
  * asynchronously, and the walk yields (`setImmediate`) whenever it has run
  * for a few milliseconds since it last did, checking its `signal` each time.
@@ -12,6 +17,7 @@ import {
   closeSync,
   constants,
   type Dirent,
+  lstatSync,
   openSync,
   readlinkSync,
   realpathSync,
@@ -24,7 +30,7 @@ import { HAS_PROC_FD } from "./fd-check.js";
 import { compileGlob } from "./glob.js";
 import { type Pace, startPace, yieldIfDue } from "./pace.js";
 import type { Policy } from "./policy.js";
-import { isWithin, joinVirtual } from "./virtual-path.js";
+import { isWithin, joinVirtual, MAX_PATH_BYTES } from "./virtual-path.js";
 
 /** A folder opened to be listed: never through a final link. */
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
@@ -44,7 +50,8 @@ async function breathe(pace: Walk): Promise<void> {
 
 /**
  * Lists readable regular files under `path` whose relative path matches
- * `pattern`. `signal` stops a long walk at its next yield.
+ * `pattern`; every path returned reads back the file it names (names with
+ * `\` are left out). `signal` stops a long walk at its next yield.
  */
 export async function listFiles(
   policy: Policy,
@@ -143,6 +150,21 @@ async function readVerifiedDir(realDir: string): Promise<Dirent[] | undefined> {
   }
 }
 
+/**
+ * False for a name that is not valid UTF-8: Node decodes it with U+FFFD, and
+ * that spelling names no file (or another one). Checked only for names that
+ * hold U+FFFD, so the common case costs nothing.
+ */
+function readsBack(realDir: string, name: string): boolean {
+  if (!name.includes("\uFFFD")) return true;
+  try {
+    lstatSync(join(realDir, name));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function isFile(policy: Policy, v: string): boolean {
   try {
     return statSync(policy.resolveVirtual(v, "read", false).real).isFile();
@@ -166,7 +188,13 @@ async function walk(
   if (pace.signal?.aborted) throw ioError("list", start, "the agent stopped before it finished");
   for (const e of entries) {
     await breathe(pace);
+    // A virtual path turns `\` into `/`, so a name holding `\` cannot be
+    // addressed: listing it would hand out a path that reads another file (or
+    // none). Such a file, and everything below such a folder, is not listed;
+    // nor is a name that is not valid UTF-8, or a path too long to pass back.
+    if (e.name.includes("\\") || !readsBack(realDir, e.name)) continue;
     const v = joinVirtual(vdir, e.name);
+    if (v.length > MAX_PATH_BYTES / 4 && Buffer.byteLength(v, "utf8") > MAX_PATH_BYTES) continue;
     if (policy.table.lookup(v) !== owner) continue; // shadowed by a mount (walked as its own root)
     if (e.isDirectory()) {
       if (policy.reachesBelow(v, "read"))

@@ -30,7 +30,11 @@ export interface NormalizeOptions {
  * mount lookup. Returns `null` when `..` would climb above `/` (the caller
  * reports that as outside the sandbox, never clamps it).
  *
- * @throws InvalidPathError for non-strings, NUL bytes, a leading `~`, a drive
+ * A relative name starting with `~` (`~backup`) is a name at the root; only
+ * `~` itself and `~/…` (a home directory) are refused. Names are kept byte
+ * for byte: NFC and NFD spellings of one name are different names.
+ *
+ * @throws InvalidPathError for non-strings, NUL bytes, `~` or `~/…`, a drive
  *   letter, or more than {@link MAX_PATH_BYTES} bytes.
  */
 export function normalizeVirtualPath(input: string, opts?: NormalizeOptions): string | null {
@@ -56,11 +60,14 @@ export function normalizeVirtualPath(input: string, opts?: NormalizeOptions): st
     );
   }
   let p = input.includes("\\") ? input.replaceAll("\\", "/") : input;
-  if (p.startsWith("~")) {
+  // Only what can mean a home directory: `~` alone or `~/…`. A name that
+  // starts with `~` (`~backup`, Office's `~$report.docx`) is a file name, and
+  // so is `~user/…` (there are no users here; a folder may be named so).
+  if (p === "~" || p.startsWith("~/")) {
     throw invalidPath(
       input,
       "'~' (a home directory) has no meaning here",
-      `Use a virtual path starting with '/', for example '/${p.replace(/^~[^/]*\/?/, "")}'.`,
+      `Use a virtual path starting with '/', for example '/${p.slice(1).replace(/^\/+/, "")}'.`,
     );
   }
   if (opts?.names && !p.startsWith("/")) {

@@ -18,6 +18,14 @@ describe("normalizeVirtualPath", () => {
     ["/..foo/...", "/..foo/..."],
     ["/.hidden", "/.hidden"],
     ["/%2e%2e/etc", "/%2e%2e/etc"],
+    // A name starting with '~' is a name, not a home directory.
+    ["~backup", "/~backup"],
+    ["/~backup", "/~backup"],
+    ["~$report.docx", "/~$report.docx"],
+    ["~root/x", "/~root/x"],
+    ["/~", "/~"],
+    ["/~/x", "/~/x"],
+    ["a/~", "/a/~"],
   ])("%j → %j", (input, expected) => {
     expect(normalizeVirtualPath(input)).toBe(expected);
   });
@@ -49,7 +57,8 @@ describe("normalizeVirtualPath", () => {
       "/a\0b",
       "~",
       "~/notes.md",
-      "~root/x",
+      "~\\notes.md",
+      "~//x",
       "C:\\Users\\x",
       "c:/x",
       "D:",
@@ -68,7 +77,8 @@ describe("normalizeVirtualPath", () => {
         "Invalid path '/a\\u0000b': it contains a NUL byte. Remove the NUL character from the path.",
         "Invalid path '~': '~' (a home directory) has no meaning here. Use a virtual path starting with '/', for example '/'.",
         "Invalid path '~/notes.md': '~' (a home directory) has no meaning here. Use a virtual path starting with '/', for example '/notes.md'.",
-        "Invalid path '~root/x': '~' (a home directory) has no meaning here. Use a virtual path starting with '/', for example '/x'.",
+        "Invalid path '~\\notes.md': '~' (a home directory) has no meaning here. Use a virtual path starting with '/', for example '/notes.md'.",
+        "Invalid path '~//x': '~' (a home directory) has no meaning here. Use a virtual path starting with '/', for example '/x'.",
         "Invalid path 'C:\\Users\\x': drive letters are not supported. Use a virtual path starting with '/', for example '/Users/x'.",
         "Invalid path 'c:/x': drive letters are not supported. Use a virtual path starting with '/', for example '/x'.",
         "Invalid path 'D:': drive letters are not supported. Use a virtual path starting with '/', for example '/'.",
