@@ -61,13 +61,23 @@ export {
   type AgentThreadResult,
   runAgentThread,
 } from "./runtime/agent-thread.js";
-export { createHost, type Host, type RunOptions } from "./runtime/host.js";
+export {
+  createHost,
+  type Host,
+  type RunOptions,
+  type SuggestedSandbox,
+} from "./runtime/host.js";
 export type {
+  ApprovalDecision,
+  ApprovalOperation,
+  ApprovalRequest,
+  DynamicOption,
   HostEvent,
   HostOptions,
   LanguageModelLike,
   LanguageModelProviderLike,
   ModelsOption,
+  OnApproval,
   WorkerSandboxSpec,
   WorkerSpec,
 } from "./runtime/host-types.js";

@@ -324,14 +324,12 @@ export default defineWorker(async () => "b");
         workers: { w: { module: fx("echo.js"), timeoutMS: 5 } as never },
         maxAgent: 2,
         onAproval: () => "once",
-        auditLog: "audit.jsonl",
       } as never),
     );
     expect(e.message).toMatchInlineSnapshot(`
       "Invalid configuration:
       ✖ unknown option 'maxAgent' (did you mean 'maxAgents'?) → at maxAgent
-      ✖ unknown option 'onAproval' (did you mean 'onApproval'? It is not available in this release) → at onAproval
-      ✖ option 'auditLog' is not available in this release → at auditLog
+      ✖ unknown option 'onAproval' (did you mean 'onApproval'?) → at onAproval
       ✖ unknown option 'timeoutMS' (did you mean 'timeoutMs'?) → at workers.w.timeoutMS"
     `);
   });

@@ -308,6 +308,8 @@ describe("README examples, run as written from the packed install", () => {
     "llm/workers/editor.worker",
     "llm/workers/counter.worker",
     "llm/run.mjs",
+    "approvals/host.mjs",
+    "approvals/worker.js",
   ])("README shows %s exactly as the file is", (file) => {
     expect(README).toContain(readFileSync(join(EXAMPLES, file), "utf8").trim());
   });
@@ -331,7 +333,7 @@ describe("README examples, run as written from the packed install", () => {
     // A fresh copy: sandbox.mjs writes into its project folder.
     const fresh = join(dir, "..", "readme-fresh");
     cpSync(EXAMPLES, fresh, { recursive: true });
-    for (const file of ["tools.mjs", "ai-sdk.mjs", "llm/run.mjs"]) {
+    for (const file of ["tools.mjs", "ai-sdk.mjs", "llm/run.mjs", "approvals/host.mjs"]) {
       const run = runNode(join(fresh, file), neutral);
       // Before Node 25 the host warns once that threads have the network.
       expect(
@@ -344,7 +346,7 @@ describe("README examples, run as written from the packed install", () => {
       // The README shows each one's output right after its code.
       const code = readFileSync(join(EXAMPLES, file), "utf8").trim();
       const after = README.slice(README.indexOf(code) + code.length);
-      const shown = /prints\n\n````text\n([\s\S]*?)\n````/.exec(after)?.[1];
+      const shown = /prints:?\n\n(`{3,4})text\n([\s\S]*?)\n\1\n/.exec(after)?.[2];
       expect(run.stdout.trimEnd(), file).toBe(shown);
     }
     const pool = runNode(join(fresh, "pool.mjs"), neutral);

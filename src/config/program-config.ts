@@ -56,6 +56,8 @@ export interface ProgramFileConfig {
   parsedSandbox?: ParsedSandboxConfig;
   maxDepth?: number;
   maxAgents?: number;
+  /** `audit_log`: the audit log's file, relative to the program folder. */
+  auditLog?: string;
   warmThreads?: number;
   /** Raw worker entries by name (validated one by one with {@link parseWorkerEntry}). */
   workers: Record<string, unknown>;
@@ -125,6 +127,8 @@ const programFileSchema = z.strictObject({
   sandbox: z.unknown().optional(),
   max_depth: positiveInt("delegation depth").optional(),
   max_agents: positiveInt("agents").optional(),
+  // The audit log's file, relative to the program folder (issue 13).
+  audit_log: z.string().min(1, "an audit log path cannot be empty").optional(),
   warm_threads: z
     .number({ error: "expected a non-negative integer (threads)" })
     .int("expected a non-negative integer (threads)")
@@ -280,6 +284,7 @@ export function parseProgramFile(raw: unknown, issues: ConfigIssue[]): ProgramFi
     if (data.model !== undefined) out.model = data.model;
     if (data.max_depth !== undefined) out.maxDepth = data.max_depth;
     if (data.max_agents !== undefined) out.maxAgents = data.max_agents;
+    if (data.audit_log !== undefined) out.auditLog = data.audit_log;
     if (data.warm_threads !== undefined) out.warmThreads = data.warm_threads;
   } else {
     issues.push(...toIssues(result.error, [], () => PROGRAM_KEYS));

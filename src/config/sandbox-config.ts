@@ -17,6 +17,9 @@ export interface MountConfig {
   target: string;
   /** Default false. The root's `readonly: true` overrides it. */
   readonly?: boolean;
+  /** This mount's own approval flags (default: the root's). Consulted by the runtime, never by `Sandbox`. */
+  readApproval?: boolean;
+  writeApproval?: boolean;
 }
 
 /** One entry of the legacy named-paths form. */
@@ -53,6 +56,8 @@ export interface SandboxConfig {
   protected?: string[];
   /** Legacy named-paths form: each name becomes a mount at `/name`. */
   paths?: Record<string, NamedPathConfig>;
+  /** Dynamic expansion (read by the host, never by `Sandbox`); see `createHost({ dynamic })`. */
+  dynamic?: { enabled: boolean; ceiling?: string | string[] };
 }
 
 /** A mount after validation (trusted by the sandbox). */
@@ -94,6 +99,10 @@ const mountObject = z.strictObject({
   source: z.string().min(1, "a mount source cannot be empty"),
   target: z.string().min(1, "a mount target cannot be empty"),
   readonly: bool.optional(),
+  readApproval: bool.optional(),
+  read_approval: bool.optional(),
+  writeApproval: bool.optional(),
+  write_approval: bool.optional(),
 });
 
 const namedPath = z.strictObject({
@@ -127,6 +136,13 @@ const sandboxSchema = z.strictObject({
     .optional(),
   protected: z.array(z.string().min(1, "a protected entry cannot be empty")).optional(),
   paths: z.record(z.string(), namedPath).optional(),
+  // Read by the host (issue 13), never by the Sandbox.
+  dynamic: z
+    .strictObject({
+      enabled: bool,
+      ceiling: z.union([z.string().min(1), z.array(z.string().min(1))]).optional(),
+    })
+    .optional(),
 });
 
 /** Turns zod issues into our `{ path, message }` issues, under a key prefix. */
@@ -158,6 +174,7 @@ const KNOWN_KEYS = [
   "mounts",
   "protected",
   "paths",
+  "dynamic",
   "source",
   "target",
   "mode",
@@ -324,7 +341,18 @@ export function parseSandboxConfig(
         issues.push({ path: where, message: `two mounts share the target '${target}'` });
         return;
       }
-      mounts.push({ source: spec.source, target, readonly: readonly || spec.readonly, ...base });
+      // An object mount may set its own approval flags; the root's are the default.
+      const own = typeof m === "string" ? {} : (m as Record<string, unknown>);
+      mounts.push({
+        source: spec.source,
+        target,
+        readonly: readonly || spec.readonly,
+        ...base,
+        readApproval:
+          pick<boolean>(own, "readApproval", "read_approval", issues, where) ?? readApproval,
+        writeApproval:
+          pick<boolean>(own, "writeApproval", "write_approval", issues, where) ?? writeApproval,
+      });
     });
   } else {
     if (raw.mounts !== undefined)

@@ -12,10 +12,13 @@ import {
   SandboxError,
 } from "../errors.js";
 import { runCommand } from "../os/run-command.js";
-import type { Sandbox } from "../sandbox/sandbox.js";
+import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
 import { type AgentThreadOptions, DeadlineExceeded, runAgentThread } from "./agent-thread.js";
+import { AgentGate, type GrantRecord, type OnApproval, portTargets } from "./approvals.js";
+import type { AuditLog } from "./audit-log.js";
 import { checkCallOptions, readAttachments } from "./delegation-options.js";
 import type { EventHub } from "./event-hub.js";
+import { intersectSandboxes } from "./expansion.js";
 import { createFairScheduler, type FairScheduler } from "./fair-scheduler.js";
 import type { WorkerSpec } from "./host-types.js";
 import { isLlmWorker, serveModelCall, ToolCallTracker, type WorkerModel } from "./model-host.js";
@@ -43,6 +46,18 @@ export interface Agent {
   waiting: number;
   /** Attachment bytes it has handed to callees still running. */
   attachedBytes: number;
+  /** Its approvals and grants, once it runs (issue 13). */
+  gate?: AgentGate;
+}
+
+/** Approvals, expansion and audit of a host (issue 13), validated by `createHost`. */
+export interface RunnerApprovals {
+  onApproval: OnApproval | undefined;
+  audit: AuditLog | undefined;
+  /** Dynamic expansion is on: grants never go beyond this sandbox. */
+  ceiling: Sandbox | undefined;
+  /** Called with every expansion granted. */
+  onGrant: (grant: GrantRecord) => void;
 }
 
 /** What an {@link AgentRunner} needs, validated by `createHost`. */
@@ -55,6 +70,8 @@ export interface AgentRunnerOptions {
   pool: SparePools | undefined;
   /** Each LLM worker's model (see `resolveWorkerModels`). */
   models?: Map<string, WorkerModel>;
+  /** Approvals, expansion and audit; absent → no approver, no expansion, no log. */
+  approvals?: RunnerApprovals;
 }
 
 /** Default time limit of `ctx.runCommand`. */
@@ -71,6 +88,7 @@ export class AgentRunner {
   readonly #hub: EventHub;
   readonly #pool: SparePools | undefined;
   readonly #models: Map<string, WorkerModel>;
+  readonly #approvals: RunnerApprovals | undefined;
   /** Shares the host's event loop fairly among this host's agents. */
   readonly #scheduler: FairScheduler = createFairScheduler();
   readonly #live = new Set<Agent>();
@@ -92,6 +110,36 @@ export class AgentRunner {
     this.#hub = opts.hub;
     this.#pool = opts.pool;
     this.#models = opts.models ?? new Map();
+    this.#approvals = opts.approvals;
+  }
+
+  /**
+   * The gate of an agent about to run: its own session memory (a caller's
+   * decisions are not inherited), expansion bounded by the ceiling and, for
+   * a callee, by its caller's effective sandbox. Undefined when nothing in
+   * its sandbox could ever ask.
+   */
+  #gateFor(agent: Agent, parent: Agent | undefined): AgentGate | undefined {
+    const a = this.#approvals;
+    const chain = [...(parent?.gate?.chain ?? []), agent.worker];
+    const ceiling = a?.ceiling;
+    const flagged = policyOf(agent.sandbox).table.mounts.some(
+      (m) => m.readApproval || m.writeApproval,
+    );
+    if (!ceiling && !flagged && !a?.audit) return undefined;
+    const callerBound = parent?.gate?.effective ?? parent?.sandbox;
+    return new AgentGate({
+      agentId: agent.id,
+      worker: agent.worker,
+      chain,
+      sandbox: agent.sandbox,
+      onApproval: a?.onApproval,
+      expansion: ceiling
+        ? { bound: callerBound ? intersectSandboxes(ceiling, callerBound) : ceiling }
+        : undefined,
+      audit: a?.audit,
+      onGrant: (g) => a?.onGrant(g),
+    });
   }
 
   /** A fresh agent id. */
@@ -119,10 +167,10 @@ export class AgentRunner {
     };
   }
 
-  /** Refuses new agents and aborts every live one. */
-  close(): void {
+  /** Refuses new agents and aborts every live one (with `reason`, if given). */
+  close(reason?: Error): void {
     this.#closed = true;
-    for (const a of this.#live) a.controller.abort(new Error("host closed"));
+    for (const a of this.#live) a.controller.abort(reason ?? new Error("host closed"));
   }
 
   /**
@@ -177,6 +225,8 @@ export class AgentRunner {
       ...(parent ? { parentId: parent.id } : {}),
       time: started,
     });
+    const gate = this.#gateFor(agent, parent);
+    if (gate) agent.gate = gate;
     const model = isLlmWorker(agent.spec) ? this.#models.get(agent.worker) : undefined;
     const tracker = model ? new ToolCallTracker(agent.id, (e) => this.#hub.emit(e)) : undefined;
     try {
@@ -200,8 +250,9 @@ export class AgentRunner {
         dependencies: [...(code.dependencies ?? [])],
         network: !model && agent.spec.network === true,
         onDelegate: (name, childInput, callOpts) =>
-          this.#delegate(agent, name, childInput, callOpts),
-        onRunCommand: (command, request) => this.#runCommand(agent, command, request),
+          auditWhenSettled(agent, "delegate", this.#delegate(agent, name, childInput, callOpts)),
+        onRunCommand: (command, request) =>
+          auditWhenSettled(agent, "runCommand", this.#runCommand(agent, command, request)),
         onOperation: (op, path, error) => this.#reportOperation(agent, op, path, error),
         scheduler: this.#scheduler,
         onLog: (entry) =>
@@ -223,6 +274,14 @@ export class AgentRunner {
         if (spare) opts.spare = spare;
       }
       if (attachments) opts.attachments = attachments;
+      if (gate) {
+        // Only operations that touch a path can need a decision; the rest
+        // run on the effective sandbox (so describe() shows the grants).
+        opts.beforeOperation = (op, args) => {
+          const targets = portTargets(op, args);
+          return targets.length > 0 ? gate.check(targets) : gate.effective;
+        };
+      }
       if (model && tracker)
         opts.onModel = (kind, options) => this.#callModel(agent, model, tracker, kind, options);
       opts.onThreadExit = () => {
@@ -333,7 +392,8 @@ export class AgentRunner {
     if (agent.deadline) timeoutMs = Math.min(timeoutMs, agent.deadline.at - Date.now());
     if (timeoutMs < 1)
       throw new DelegationRefusedError("No time is left before this agent's deadline.");
-    const r = await runCommand(agent.sandbox, command, {
+    const sandbox = agent.gate ? await agent.gate.checkShell() : agent.sandbox;
+    const r = await runCommand(sandbox, command, {
       timeoutMs,
       network: agent.spec.network === true,
       env: {},
@@ -358,6 +418,11 @@ export class AgentRunner {
   ): void {
     const time = Date.now();
     const p = error?.path ?? path;
+    agent.gate?.audit(
+      op,
+      p === undefined ? undefined : toVirtualOrUndefined(agent.sandbox, p),
+      error,
+    );
     this.#hub.emit({
       type: "operation",
       agentId: agent.id,
@@ -491,8 +556,38 @@ function isDenial(e: SandboxError): boolean {
     e.code === "path_not_writable" ||
     e.code === "suffix_not_allowed" ||
     e.code === "file_too_large" ||
-    e.code === "invalid_path"
+    e.code === "invalid_path" ||
+    e.code === "approval_denied"
   );
+}
+
+/**
+ * `work`, with its audit line written when it settles (hook operations are
+ * not reported by the port server). The line names no command or worker
+ * text: only the operation and its outcome.
+ */
+function auditWhenSettled<T>(agent: Agent, op: string, work: Promise<T>): Promise<T> {
+  const gate = agent.gate;
+  if (!gate) return work;
+  return work.then(
+    (v) => {
+      gate.audit(op, undefined, undefined);
+      return v;
+    },
+    (err: unknown) => {
+      gate.audit(op, undefined, { code: err instanceof SandboxError ? err.code : "io_error" });
+      throw err;
+    },
+  );
+}
+
+/** The canonical virtual form of a worker's path argument, or undefined (a host path, say). */
+function toVirtualOrUndefined(sandbox: Sandbox, path: string): string | undefined {
+  try {
+    return policyOf(sandbox).normalize(path) ?? undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** An AbortController that aborts when `parent` does. */

@@ -80,6 +80,7 @@ export interface AgentThreadOptions
     | "onRunCommand"
     | "onInternalError"
     | "onOperation"
+    | "beforeOperation"
     | "scheduler"
   > {
   /** The worker module: a host path or `file:` URL of built JS. */
@@ -362,6 +363,7 @@ function pick(opts: AgentThreadOptions): PortServerOptions {
   if (opts.onRunCommand) o.onRunCommand = opts.onRunCommand;
   if (opts.onInternalError) o.onInternalError = opts.onInternalError;
   if (opts.onOperation) o.onOperation = opts.onOperation;
+  if (opts.beforeOperation) o.beforeOperation = opts.beforeOperation;
   if (opts.scheduler) o.scheduler = opts.scheduler;
   return o;
 }

@@ -5,11 +5,14 @@
  */
 import { existsSync, realpathSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
+import type { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import type { WorkerSpec } from "../config/worker-spec.js";
 import { type ConfigIssue, configError } from "../errors.js";
+import { Sandbox } from "../sandbox/sandbox.js";
 import { TOOL_NAMES } from "../tools/types.js";
-import type { HostOptions } from "./host-types.js";
+import type { OnApproval } from "./approvals.js";
+import type { DynamicOption, HostOptions } from "./host-types.js";
 import { isLlmWorker, resolveWorkerModels, type WorkerModel } from "./model-host.js";
 import { isPathLike } from "./module-grants.js";
 import { llmWorkerCode } from "./permissions.js";
@@ -25,10 +28,13 @@ const HOST_KEYS = [
   "onEvent",
   "name",
   "models",
+  "onApproval",
+  "auditLog",
+  "dynamic",
 ];
 
 /** DESIGN's options that this release does not have yet: refused, never ignored. */
-const PLANNED_KEYS = ["onApproval", "auditLog", "dynamic"];
+const PLANNED_KEYS: string[] = [];
 
 const SPEC_KEYS = [
   "dependencies",
@@ -56,6 +62,10 @@ export interface CheckedHostOptions {
   warmThreads: number;
   /** Each LLM worker's model, resolved from `models`. */
   models: Map<string, WorkerModel>;
+  /** Issue 13: the approver, the audit log target, dynamic expansion (as given; checked). */
+  onApproval: OnApproval | undefined;
+  auditLog: string | Writable | undefined;
+  dynamic: DynamicOption | undefined;
 }
 
 /**
@@ -84,8 +94,12 @@ export function checkHostOptions(options: HostOptions): CheckedHostOptions {
     maxThreads: checkCount(options.maxThreads, maxAgents + maxDepth - 1, "maxThreads", 1, issues),
     warmThreads: checkCount(options.warmThreads, 0, "warmThreads", 0, issues),
     models: new Map(),
+    onApproval: undefined,
+    auditLog: undefined,
+    dynamic: undefined,
   };
   out.models = resolveWorkerModels(options.models, out.workers, issues);
+  checkApprovalOptions(options, out, issues);
   if ([...out.workers.values()].some(isLlmWorker)) {
     try {
       llmWorkerCode();
@@ -95,6 +109,60 @@ export function checkHostOptions(options: HostOptions): CheckedHostOptions {
   }
   if (issues.length > 0) throw configError(issues);
   return out;
+}
+
+/** Checks `onApproval`, `auditLog` and `dynamic` (and the sandbox config's `dynamic`). */
+function checkApprovalOptions(
+  options: HostOptions,
+  out: CheckedHostOptions,
+  issues: ConfigIssue[],
+): void {
+  const { onApproval, auditLog } = options;
+  if (onApproval !== undefined && typeof onApproval !== "function")
+    issues.push({
+      path: ["onApproval"],
+      message: 'expected a function (request) => "once" | "session" | "deny"',
+    });
+  else out.onApproval = onApproval;
+  if (
+    auditLog !== undefined &&
+    !(typeof auditLog === "string" && auditLog !== "") &&
+    !(
+      typeof auditLog === "object" &&
+      auditLog !== null &&
+      typeof (auditLog as Writable).write === "function"
+    )
+  )
+    issues.push({ path: ["auditLog"], message: "expected a file path or a writable stream" });
+  else out.auditLog = typeof auditLog === "string" ? resolve(out.basePath, auditLog) : auditLog;
+  const fromConfig =
+    options.sandbox !== undefined && !(options.sandbox instanceof Sandbox)
+      ? (options.sandbox as { dynamic?: unknown }).dynamic
+      : undefined;
+  // createHost's own option wins over the sandbox config's.
+  const [raw, at] =
+    options.dynamic !== undefined
+      ? [options.dynamic, ["dynamic"]]
+      : [fromConfig, ["sandbox", "dynamic"]];
+  if (raw === undefined) return;
+  const d = raw as Record<string, unknown>;
+  const bad = (message: string) => issues.push({ path: at, message });
+  if (typeof d !== "object" || d === null || Array.isArray(d))
+    return void bad("expected { enabled: true|false, ceiling?: virtual path(s) }");
+  for (const k of Object.keys(d))
+    if (k !== "enabled" && k !== "ceiling")
+      issues.push({ path: [...at, k], message: `unknown key '${k}' (expected enabled, ceiling)` });
+  if (typeof d.enabled !== "boolean")
+    issues.push({ path: [...at, "enabled"], message: "expected true or false" });
+  const ceiling =
+    d.ceiling === undefined ? undefined : Array.isArray(d.ceiling) ? d.ceiling : [d.ceiling];
+  if (ceiling !== undefined && !ceiling.every((c) => typeof c === "string" && c.startsWith("/")))
+    issues.push({
+      path: [...at, "ceiling"],
+      message: "expected a virtual path or a list of them (each starting with '/')",
+    });
+  else if (typeof d.enabled === "boolean")
+    out.dynamic = { enabled: d.enabled, ...(ceiling ? { ceiling: ceiling as string[] } : {}) };
 }
 
 function checkCount(

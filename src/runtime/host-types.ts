@@ -2,11 +2,20 @@
  * Types of the host (DESIGN §7): worker specs, host options, events.
  * `loadProgram(dir)` produces {@link HostOptions}; `createHost` consumes them.
  */
+
+import type { Writable } from "node:stream";
 import type { SandboxConfig } from "../config/sandbox-config.js";
 import type { WorkerSpec } from "../config/worker-spec.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
+import type { OnApproval } from "./approvals.js";
 
 export type { WorkerSandboxSpec, WorkerSpec } from "../config/worker-spec.js";
+export type {
+  ApprovalDecision,
+  ApprovalOperation,
+  ApprovalRequest,
+  OnApproval,
+} from "./approvals.js";
 
 /** Options of `createHost`. */
 export interface HostOptions {
@@ -40,6 +49,35 @@ export interface HostOptions {
    * only through the port and never hold a key.
    */
   models?: ModelsOption;
+  /**
+   * Decides approvals (`read_approval`/`write_approval` areas, shell
+   * commands there, dynamic expansion). Absent → every such request is
+   * denied. See {@link ApprovalRequest}.
+   */
+  onApproval?: OnApproval;
+  /**
+   * Audit log: a file path (appended; relative to `basePath`) or a writable
+   * stream; one JSON line per operation, approval request, decision, grant
+   * and denial. If it cannot be written the host stops every agent and
+   * refuses further runs.
+   */
+  auditLog?: string | Writable;
+  /** Dynamic expansion (off by default); overrides the sandbox config's `dynamic`. */
+  dynamic?: DynamicOption;
+}
+
+/**
+ * Dynamic sandbox expansion: an agent's access outside its sandbox asks the
+ * approver (operation `expand`) for that directory, for this run only.
+ */
+export interface DynamicOption {
+  enabled: boolean;
+  /**
+   * Virtual paths of the host's sandbox beyond which no grant goes (default:
+   * all of the host's sandbox — an expansion never reaches a folder the
+   * host's sandbox does not already mount).
+   */
+  ceiling?: string | string[];
 }
 
 /**

@@ -10,11 +10,20 @@
  * `agent-runner.ts`, a call site's options and attachments are checked in
  * `delegation-options.ts`.
  */
-import { type ConfigIssue, configError, DelegationRefusedError, escapeControl } from "../errors.js";
+import {
+  type ConfigIssue,
+  configError,
+  DelegationRefusedError,
+  escapeControl,
+  ioError,
+} from "../errors.js";
 import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
+import { normalizeVirtualPath } from "../sandbox/virtual-path.js";
 import { AgentRunner, usesSpare } from "./agent-runner.js";
 import { DEFAULT_RESOURCE_LIMITS } from "./agent-thread.js";
+import { type AuditLog, openAuditLog } from "./audit-log.js";
 import { EventHub } from "./event-hub.js";
+import { computeCeiling } from "./expansion.js";
 import { guardProcessSignals } from "./host-guards.js";
 import { checkHostOptions } from "./host-options.js";
 import type { HostEvent, HostOptions } from "./host-types.js";
@@ -26,6 +35,9 @@ import {
   llmWorkerCode,
 } from "./permissions.js";
 import { SparePools } from "./spare-pool.js";
+import { GrantBook, type SuggestedSandbox } from "./suggested-sandbox.js";
+
+export type { SuggestedSandbox } from "./suggested-sandbox.js";
 
 /** Options of {@link Host.run}. */
 export interface RunOptions {
@@ -43,6 +55,12 @@ export interface Host {
    * @throws AgentThreadError (it failed), DelegationRefusedError (agent limit), SandboxError
    */
   run(name: string, input?: unknown, opts?: RunOptions): Promise<unknown>;
+  /**
+   * Per worker that was granted access by dynamic expansion in this host's
+   * runs: the `sandbox` block (object and YAML) that would make that access
+   * permanent. Loading it grants exactly what was approved, no more.
+   */
+  suggestedSandboxes(): Record<string, SuggestedSandbox>;
   /** Every event, as an async iterator (ends when the host closes). */
   readonly events: AsyncIterable<HostEvent>;
   /** Stops every agent, terminates spare threads; leaves no handles. */
@@ -54,9 +72,12 @@ export interface Host {
  * are validated here; a bad or unknown one is a ConfigError naming its key.
  */
 export async function createHost(options: HostOptions): Promise<Host> {
-  const { basePath, workers, maxDepth, maxAgents, maxThreads, warmThreads, models } =
-    checkHostOptions(options);
+  const checked = checkHostOptions(options);
+  const { basePath, workers, maxDepth, maxAgents, maxThreads, warmThreads, models } = checked;
   const given = toSandbox(options.sandbox, basePath);
+  const ceiling = checked.dynamic?.enabled
+    ? computeCeiling(given, checkCeiling(given, [checked.dynamic.ceiling ?? []].flat()))
+    : undefined;
   // Fail fast on a grant that would hand a thread a sandbox folder, or a
   // declared package that is not installed.
   const grantsOf = new Map<string, string[]>();
@@ -90,7 +111,35 @@ export async function createHost(options: HostOptions): Promise<Host> {
       ? new SparePools(warmThreads, spareArgv, DEFAULT_RESOURCE_LIMITS)
       : undefined;
   const hub = new EventHub(options.onEvent);
-  const runner = new AgentRunner({ workers, maxDepth, maxAgents, maxThreads, hub, pool, models });
+  const grants = new GrantBook(workers);
+  // A log that cannot be written stops everything: nothing runs unaudited.
+  let auditFailure: Error | undefined;
+  const audit =
+    checked.auditLog === undefined
+      ? undefined
+      : openAuditOrThrow(checked.auditLog, () => {
+          auditFailure = ioError(
+            "audit",
+            undefined,
+            "the audit log could not be written; this host runs no more agents",
+          );
+          runner.close(auditFailure);
+        });
+  const runner = new AgentRunner({
+    workers,
+    maxDepth,
+    maxAgents,
+    maxThreads,
+    hub,
+    pool,
+    models,
+    approvals: {
+      onApproval: checked.onApproval,
+      audit,
+      ceiling,
+      onGrant: (g) => grants.add(g),
+    },
+  });
   // From now on a signal cannot open the inspector (see host-guards.ts).
   guardProcessSignals();
   const running = new Set<Promise<unknown>>();
@@ -104,13 +153,18 @@ export async function createHost(options: HostOptions): Promise<Host> {
         );
       }
       opts.signal?.throwIfAborted();
+      if (auditFailure) throw auditFailure;
       const agent = runner.createTopAgent(name, root, opts);
       const p = runner.runAgent(agent, input, undefined);
       running.add(p);
       const done = () => running.delete(p);
       p.then(done, done);
-      return p;
+      // A run stopped because the audit log failed says so, not just "aborted".
+      return p.catch((err: unknown) => {
+        throw auditFailure ?? err;
+      });
     },
+    suggestedSandboxes: () => grants.suggest(),
     events: hub,
     async close() {
       if (closed) return;
@@ -118,6 +172,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
       runner.close();
       await Promise.allSettled([...running]);
       await pool?.close();
+      audit?.close();
       hub.end();
     },
   };
@@ -164,4 +219,45 @@ function protectCode(
     { ...config, protected: [...existing, ...[...writable].sort()] } as typeof config,
     { basePath },
   );
+}
+
+/**
+ * The ceiling's virtual paths, canonical.
+ * @throws ConfigError for a path that is not a canonical virtual path the host's sandbox can read
+ */
+function checkCeiling(root: Sandbox, ceiling: readonly string[]): string[] | undefined {
+  if (ceiling.length === 0) return undefined;
+  const issues: ConfigIssue[] = [];
+  const out: string[] = [];
+  ceiling.forEach((c, i) => {
+    const v = normalizeVirtualPath(c);
+    if (v === null || !root.canRead(v))
+      issues.push({
+        path: ["dynamic", "ceiling", i],
+        message: `'${escapeControl(c)}' is not a path the host's sandbox can read`,
+      });
+    else out.push(v);
+  });
+  if (issues.length > 0) throw configError(issues);
+  return out;
+}
+
+/**
+ * Opens the audit log now, so a bad path fails `createHost`.
+ * @throws ConfigError naming the option (never the host path)
+ */
+function openAuditOrThrow(
+  target: string | import("node:stream").Writable,
+  onFailure: () => void,
+): AuditLog {
+  try {
+    return openAuditLog(target, onFailure);
+  } catch (err) {
+    throw configError([
+      {
+        path: ["auditLog"],
+        message: `the audit log cannot be opened (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+      },
+    ]);
+  }
 }

@@ -142,6 +142,7 @@ export async function loadProgramDefinition(dir: string): Promise<ProgramDefinit
   if (program.name !== undefined) options.name = program.name;
   if (program.maxDepth !== undefined) options.maxDepth = program.maxDepth;
   if (program.maxAgents !== undefined) options.maxAgents = program.maxAgents;
+  if (program.auditLog !== undefined) options.auditLog = resolve(basePath, program.auditLog);
   if (program.warmThreads !== undefined) options.warmThreads = program.warmThreads;
   const out: ProgramDefinition = { options, workers: sources };
   if (program.model !== undefined) out.model = program.model;

@@ -11,6 +11,7 @@
  */
 import type { MessagePort } from "node:worker_threads";
 import { escapeControl, ioError, SandboxError } from "../errors.js";
+import { searchSandbox } from "../pool/index.js";
 import type { FileEdit, Sandbox } from "../sandbox/sandbox.js";
 import { defaultScheduler, type FairScheduler } from "./fair-scheduler.js";
 import { measureMessage } from "./message-size.js";
@@ -18,6 +19,7 @@ import { createModelRequestChecker, type ModelRequestChecker } from "./model-hos
 import {
   ACK_OP,
   DELEGATE_OP,
+  type GrepOptions,
   INVALID_REQUEST,
   MODEL_GENERATE_OP,
   MODEL_STREAM_OP,
@@ -47,6 +49,10 @@ const MAX_OP_CHARS = 64;
 const MAX_PATH_CHARS = 16 * 1024;
 /** Most edits accepted in one `editFile` call. */
 const MAX_EDITS = 10_000;
+/** Longest grep pattern accepted. */
+const MAX_PATTERN_CHARS = 16 * 1024;
+/** Largest number accepted for a grep budget (the search caps each budget lower). */
+const MAX_GREP_NUMBER = 2 ** 40;
 
 /** Why the server gave up on a worker (the owner should terminate it). */
 export interface PortViolation {
@@ -108,6 +114,18 @@ export interface PortServerOptions {
    * for events and audit. `path` is the worker's own (virtual) argument.
    */
   onOperation?: (op: string, path: string | undefined, error: SandboxError | undefined) => void;
+  /**
+   * Called before each sandbox operation (not `delegate`, model calls or
+   * `runCommand`) with its checked arguments: it may wait (an approver),
+   * reject (the operation fails with that error, unrun), or return the
+   * sandbox to serve it with (the agent's sandbox widened by grants). While
+   * it waits the operation holds no running slot and no scheduler turn, so a
+   * slow approver stalls only this worker's gated operations.
+   */
+  beforeOperation?: (
+    op: string,
+    args: readonly unknown[],
+  ) => Sandbox | undefined | Promise<Sandbox | undefined>;
 }
 
 /** A running server; see {@link serveSandbox}. */
@@ -227,7 +245,7 @@ export function serveSandbox(
         ? (err: unknown) =>
             opts.onOperation?.(
               op,
-              typeof checked.args[0] === "string" ? escapeControl(checked.args[0]) : undefined,
+              pathArgOf(op, checked.args),
               err === undefined
                 ? undefined
                 : err instanceof SandboxError
@@ -239,8 +257,8 @@ export function serveSandbox(
     // command on its process), not on the host: it takes no running slot
     // (maxAgents bounds it), so a caller may fan out.
     const takesSlot = !AWAITING_OPS.has(op);
-    const settle = (ok: boolean, valueOrError: unknown): void => {
-      if (takesSlot) running--;
+    const settle = (ok: boolean, valueOrError: unknown, tookSlot = takesSlot): void => {
+      if (tookSlot) running--;
       requestBytes -= checked.bytes;
       pending.delete(id);
       if (closed) return;
@@ -257,11 +275,12 @@ export function serveSandbox(
       }
       pump();
     };
+    let served = sandbox;
     const task = (): void => {
       if (closed) return;
       let result: unknown;
       try {
-        result = handler.run(sandbox, checked.args, stop.signal);
+        result = handler.run(served, checked.args, stop.signal);
       } catch (err) {
         settle(false, err);
         return;
@@ -275,8 +294,28 @@ export function serveSandbox(
       lane.submit(task);
       return;
     }
-    waiting.push(task);
-    pump();
+    const gate = opts.beforeOperation;
+    if (gate === undefined) {
+      waiting.push(task);
+      pump();
+      return;
+    }
+    const admit = (chosen: Sandbox | undefined): void => {
+      if (closed) return;
+      served = chosen ?? sandbox;
+      waiting.push(task);
+      pump();
+    };
+    let decided: Sandbox | undefined | Promise<Sandbox | undefined>;
+    try {
+      decided = gate(op, checked.args);
+    } catch (err) {
+      settle(false, err, false);
+      return;
+    }
+    if (decided instanceof Promise)
+      decided.then(admit, (err: unknown) => settle(false, err, false));
+    else admit(decided);
   };
 
   const onMessage = (data: unknown): void => {
@@ -537,6 +576,53 @@ function checkList(args: unknown[]): Checked | string {
 
 const noArgs = (args: unknown[]): Checked | string => arity(args, 0, 0) ?? { args, bytes: 0 };
 
+/** The string options of `grep` and their longest accepted length. */
+const GREP_STRINGS: Record<string, number> = {
+  pattern: MAX_PATTERN_CHARS,
+  flags: 16,
+  path: MAX_PATH_CHARS,
+  glob: MAX_PATH_CHARS,
+};
+/** The numeric options of `grep` (budgets; the search checks and caps them further). */
+const GREP_NUMBERS = ["maxMatches", "maxBytes", "maxFileBytes", "timeBudgetMs", "maxLineChars"];
+
+/**
+ * Checks `grep`'s one argument, a strict options object: known keys only,
+ * strings capped, numbers non-negative integers within bounds. Returns a
+ * fresh copy holding exactly the accepted keys.
+ */
+function checkGrep(args: unknown[]): Checked | string {
+  const bad = arity(args, 1, 1);
+  if (bad) return bad;
+  const v = args[0];
+  if (!isPlainObject(v)) return "options must be an object { pattern, path?, glob?, flags?, … }";
+  const out: Record<string, string | number> = {};
+  let bytes = 0;
+  for (const k in v) {
+    const value = v[k];
+    const maxChars = Object.hasOwn(GREP_STRINGS, k) ? GREP_STRINGS[k] : undefined;
+    if (maxChars !== undefined) {
+      if (value === undefined) continue;
+      if (typeof value !== "string" || value.length > maxChars)
+        return `${k} must be a string of at most ${maxChars} characters`;
+      out[k] = value;
+      bytes += value.length * 2;
+    } else if (GREP_NUMBERS.includes(k)) {
+      if (value === undefined) continue;
+      if (
+        typeof value !== "number" ||
+        !Number.isInteger(value) ||
+        value < 0 ||
+        value > MAX_GREP_NUMBER
+      )
+        return `${k} must be a non-negative integer of at most ${MAX_GREP_NUMBER}`;
+      out[k] = value;
+    } else return `unknown option ${JSON.stringify(k.slice(0, 64))}`;
+  }
+  if (typeof out.pattern !== "string") return "pattern must be a string";
+  return { args: [out], bytes };
+}
+
 const s = (v: unknown): string => v as string;
 const o = (v: unknown) => v as Record<string, boolean> | undefined;
 
@@ -587,6 +673,12 @@ const HANDLERS: Record<string, Handler | undefined> = Object.assign(Object.creat
   readableRoots: { check: noArgs, run: (sb) => sb.readableRoots },
   writableRoots: { check: noArgs, run: (sb) => sb.writableRoots },
   describe: { check: noArgs, run: (sb) => sb.describe() },
+  grep: {
+    check: checkGrep,
+    // In the pool of trusted host threads (a search never holds this loop),
+    // with this agent's policy; closing the server stops it.
+    run: (sb, a, signal) => searchSandbox(sb, a[0] as GrepOptions, { signal }),
+  },
 } satisfies Record<string, Handler>);
 
 /** Operations served by a hook, each waiting on something other than the host's loop. */
@@ -675,6 +767,12 @@ function delegateHandler(opts: PortServerOptions): Handler {
     run: (_sb, a) =>
       opts.onDelegate?.(s(a[0]), a[1], (a[2] as Record<string, unknown> | undefined) ?? {}),
   };
+}
+
+/** The virtual path an operation is about, for its event: its first argument, or grep's `path`. */
+function pathArgOf(op: string, args: unknown[]): string | undefined {
+  const first = op === "grep" ? ((args[0] as GrepOptions).path ?? "/") : args[0];
+  return typeof first === "string" ? escapeControl(first) : undefined;
 }
 
 /** `err`, or a copy whose `path` has its control characters escaped (events show it). */

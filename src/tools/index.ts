@@ -86,7 +86,10 @@ export async function createToolDefinitions(
     const made = makeTool(env, name);
     if (made) out.push(made);
   }
-  return out;
+  if (opts.onApproval === undefined) return out;
+  // Loaded only here: a thread's tool layer never needs it (the host asks).
+  const { withApprovals } = await import("./approvals.js");
+  return withApprovals(out, sandbox, opts.onApproval);
 }
 
 function defaultTools(env: ToolEnv): ToolName[] {

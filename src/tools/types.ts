@@ -3,6 +3,7 @@
  * sandbox, what a tool is, and the options that choose and bound the tools.
  */
 import type { z } from "zod";
+import type { OnApproval } from "../runtime/approvals.js";
 import type { FileEdit, FileStat, SandboxDescription } from "../runtime/protocol.js";
 
 /** A value, or a promise of it: `Sandbox` answers some questions synchronously, `ctx.sandbox` never. */
@@ -132,6 +133,13 @@ export interface ToolOptions {
   workers?: readonly { name: string; description?: string }[] | undefined;
   /** Bounds on reads and outputs. */
   limits?: ToolLimits | undefined;
+  /**
+   * Asked before a tool call touches an area with `read_approval` /
+   * `write_approval` (in-process `Sandbox` only; in a thread the host asks):
+   * `once`, `session` (the rest of these tools' life, that operation under
+   * that directory) or `deny` (the tool answers with an approval_denied error).
+   */
+  onApproval?: OnApproval | undefined;
 }
 
 /** Limits with every default filled in. */

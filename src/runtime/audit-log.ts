@@ -1,0 +1,117 @@
+/**
+ * The audit log (issue 13): one JSON line per operation, approval request,
+ * decision, grant and denial. Lines hold virtual paths and codes only —
+ * never host paths or file contents.
+ *
+ * One writer per host: every line is written whole, in one call, by this
+ * object, so concurrent agents never interleave. A failed write is never
+ * dropped: the log turns `failed` and calls `onFailure` once (the host then
+ * stops its agents and refuses further runs).
+ */
+import { closeSync, openSync, writeSync } from "node:fs";
+import type { Writable } from "node:stream";
+import { escapeControl } from "../errors.js";
+
+/** One audit line, before `time` is added. */
+export interface AuditEntry {
+  /** What happened. */
+  type: "operation" | "approval_request" | "approval_decision" | "grant" | "denial";
+  agentId: string;
+  /** Worker names from the top-level agent down to this one. */
+  chain: readonly string[];
+  /** The port operation (`readFile`, `runCommand`, …) or approval operation (`read`, `expand`, …). */
+  op: string;
+  /** The tool, when the call came through the in-process tool layer. */
+  tool?: string;
+  /** Virtual path (control characters escaped). */
+  path?: string;
+  /** `read` or `write`, for an expansion. */
+  access?: "read" | "write";
+  /** `ok`, `error`, `asked`, `once`, `session`, `deny`, `denied`. */
+  outcome: string;
+  /** Error code, when the outcome is an error or a denial. */
+  code?: string;
+}
+
+/** A sink of audit lines; see {@link openAuditLog}. */
+export interface AuditLog {
+  /** Writes one line; a no-op once the log has failed. */
+  write(entry: AuditEntry): void;
+  /** True once a write failed. */
+  readonly failed: boolean;
+  /** Closes a file the log opened itself (a stream given is left open). */
+  close(): void;
+}
+
+/**
+ * Opens an audit log on a file path (appended, created if missing; opened
+ * now, so a bad path fails `createHost`) or a writable stream.
+ */
+export function openAuditLog(
+  target: string | Writable,
+  onFailure: (error: Error) => void,
+): AuditLog {
+  let failed = false;
+  const fail = (err: unknown): void => {
+    if (failed) return;
+    failed = true;
+    onFailure(err instanceof Error ? err : new Error(String(err)));
+  };
+  let put: (line: string) => void;
+  let close = (): void => {};
+  if (typeof target === "string") {
+    const fd = openSync(target, "a");
+    put = (line) => {
+      // Synchronous and whole: a line is on disk before the next one starts.
+      const buf = Buffer.from(line);
+      let off = 0;
+      while (off < buf.length) off += writeSync(fd, buf, off);
+    };
+    close = () => closeSync(fd);
+  } else {
+    target.on("error", fail);
+    put = (line) => {
+      // One write per line: a stream never splits a chunk it was given.
+      target.write(line, (err) => {
+        if (err) fail(err);
+      });
+    };
+  }
+  return {
+    write(entry) {
+      if (failed) return;
+      try {
+        put(`${JSON.stringify(toLine(entry))}\n`);
+      } catch (err) {
+        fail(err);
+      }
+    },
+    get failed() {
+      return failed;
+    },
+    close() {
+      try {
+        close();
+      } catch {
+        // Closing twice or after a failure: nothing left to lose.
+      }
+    },
+  };
+}
+
+/** The line's fields in a fixed order, strings escaped. */
+function toLine(e: AuditEntry): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    time: new Date().toISOString(),
+    type: e.type,
+    agentId: e.agentId,
+    chain: e.chain.map((w) => escapeControl(w)),
+    op: e.op,
+  };
+  if (e.tool !== undefined) out.tool = e.tool;
+  if (e.path !== undefined) out.path = escapeControl(e.path);
+  if (e.access !== undefined) out.access = e.access;
+  out.outcome = e.outcome;
+  if (e.code !== undefined) out.code = e.code;
+  return out;
+}

@@ -1,0 +1,68 @@
+/**
+ * Approvals for in-process tools (issue 13): `createToolDefinitions(sandbox,
+ * { onApproval })` asks before each tool call that touches a path with
+ * `read_approval` / `write_approval`, by the same rules as the host's port
+ * (one session memory per set of tools). Loaded only when `onApproval` is
+ * given, so a thread's tool layer never imports it: in a thread the host
+ * decides.
+ */
+import { configError } from "../errors.js";
+import { AgentGate, type OnApproval, toolTargets } from "../runtime/approvals.js";
+import { Sandbox } from "../sandbox/sandbox.js";
+import { formatError } from "./format.js";
+import type { ToolDefinition, ToolSandbox } from "./types.js";
+
+/** Who asks, as the approver sees it, for in-process tools. */
+const IN_PROCESS = "in-process";
+
+/**
+ * `defs` with each `execute` asking `onApproval` first; a denial is the
+ * tool's usual error text. The tool name in a request is the tool's own.
+ * @throws ConfigError when `sandbox` is not an in-process `Sandbox`
+ */
+export function withApprovals(
+  defs: ToolDefinition[],
+  sandbox: ToolSandbox,
+  onApproval: OnApproval,
+): ToolDefinition[] {
+  if (typeof onApproval !== "function")
+    throw configError([{ path: ["onApproval"], message: "expected a function" }], "tool options");
+  if (!(sandbox instanceof Sandbox))
+    throw configError(
+      [
+        {
+          path: ["onApproval"],
+          message:
+            "needs an in-process Sandbox; in an agent thread the host asks (createHost({ onApproval }))",
+        },
+      ],
+      "tool options",
+    );
+  const gate = new AgentGate({
+    agentId: IN_PROCESS,
+    worker: IN_PROCESS,
+    chain: [IN_PROCESS],
+    sandbox,
+    onApproval,
+    expansion: undefined,
+    audit: undefined,
+  });
+  return defs.map((def) => ({
+    ...def,
+    async execute(args, ctx) {
+      const parsed = def.inputSchema.safeParse(args ?? {});
+      // Invalid arguments: the tool itself explains them, and runs nothing.
+      if (parsed.success) {
+        const input = parsed.data as Record<string, unknown>;
+        try {
+          if (def.name === "shell") await gate.checkShell(def.name);
+          else await gate.check(toolTargets(def.name, input), def.name);
+        } catch (err) {
+          const path = typeof input.path === "string" ? input.path : undefined;
+          return formatError(def.name, path, err);
+        }
+      }
+      return def.execute(args, ctx);
+    },
+  }));
+}
