@@ -468,11 +468,11 @@ describe("limits, events and close", () => {
 
   it("a result the host cannot deserialize fails the agent at once, not at its deadline", async () => {
     const host = await hostWith({ f: { module: fx("fault.js") } });
-    const e = await failure(host.run("f", { kind: "deep", depth: 5000 }, { timeoutMs: 20_000 }));
+    // Deep enough that the host cannot deserialize it (its stack is smaller
+    // than the thread's) on every Node; the thread may refuse to send it first.
+    const e = await failure(host.run("f", { kind: "deep", depth: 8000 }, { timeoutMs: 20_000 }));
     expect(e.reason).toBe("threw");
-    expect(e.message).toMatchInlineSnapshot(
-      `"Worker 'f' sent a message that could not be received (too deeply nested, or not cloneable)."`,
-    );
+    expect(e.message).toMatch(/could not be (received|sent)/);
     await host.close();
   });
 

@@ -11,7 +11,7 @@ import type {
   LanguageModelV3GenerateResult,
   LanguageModelV3StreamPart,
 } from "@ai-sdk/provider";
-import { MODEL_GENERATE_OP, MODEL_STREAM_OP } from "../src/runtime/protocol.js";
+import { MODEL_CALL_KEYS, MODEL_GENERATE_OP, MODEL_STREAM_OP } from "../src/runtime/protocol.js";
 
 /** Sends one model operation on the agent's port; resolves with the host's reply. */
 export type ModelCallFunction = (op: string, options: Record<string, unknown>) => Promise<unknown>;
@@ -22,23 +22,6 @@ export type ModelCallFunction = (op: string, options: Record<string, unknown>) =
  * for LLM workers only.
  */
 export const MODEL_CALL: unique symbol = Symbol.for("mountbox.modelCall") as never;
-
-/** Call options the host accepts; the rest (abortSignal, headers, providerOptions) stay here. */
-const SENT_KEYS = [
-  "prompt",
-  "maxOutputTokens",
-  "temperature",
-  "stopSequences",
-  "topP",
-  "topK",
-  "presencePenalty",
-  "frequencyPenalty",
-  "responseFormat",
-  "seed",
-  "tools",
-  "toolChoice",
-  "includeRawChunks",
-] as const;
 
 /** Creates the proxy model that sends its calls through `call`. */
 export function createProxyModel(call: ModelCallFunction): LanguageModelV3 {
@@ -95,7 +78,7 @@ export function createProxyModel(call: ModelCallFunction): LanguageModelV3 {
  */
 function toWireOptions(options: LanguageModelV3CallOptions): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of SENT_KEYS) {
+  for (const k of MODEL_CALL_KEYS) {
     const v = options[k];
     if (v === undefined || typeof v === "function") continue;
     out[k] = isPlainData(v, 0) ? v : toWire(v, k);

@@ -13,6 +13,7 @@
  */
 import { AgentThreadError, type ConfigIssue, escapeControl } from "../errors.js";
 import type { HostEvent, LanguageModelLike } from "./host-types.js";
+import { MODEL_CALL_KEYS } from "./protocol.js";
 
 /** Most bytes of one model request (strings count 2 per code unit). */
 const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
@@ -31,21 +32,7 @@ const MAX_STREAM_PARTS = 200_000;
 /** Longest model error message passed on. */
 const MAX_ERROR_CHARS = 2000;
 
-const CALL_KEYS = new Set([
-  "prompt",
-  "maxOutputTokens",
-  "temperature",
-  "stopSequences",
-  "topP",
-  "topK",
-  "presencePenalty",
-  "frequencyPenalty",
-  "responseFormat",
-  "seed",
-  "tools",
-  "toolChoice",
-  "includeRawChunks",
-]);
+const CALL_KEYS = new Set<string>(MODEL_CALL_KEYS);
 
 /** Part types each role may send (LanguageModelV3Message). */
 const PART_TYPES: Record<string, ReadonlySet<string>> = {

@@ -138,6 +138,26 @@ export const DELEGATE_OP = "delegate";
  * tools. Served only for LLM workers; the host picks the model from the
  * worker's spec, never from the request.
  */
+/**
+ * The language-model call options that cross the port (plain data); the
+ * rest — abortSignal, headers, providerOptions — stay in the thread.
+ */
+export const MODEL_CALL_KEYS = [
+  "prompt",
+  "maxOutputTokens",
+  "temperature",
+  "stopSequences",
+  "topP",
+  "topK",
+  "presencePenalty",
+  "frequencyPenalty",
+  "responseFormat",
+  "seed",
+  "tools",
+  "toolChoice",
+  "includeRawChunks",
+] as const;
+
 export const MODEL_GENERATE_OP = "model.generate";
 
 /** Like {@link MODEL_GENERATE_OP} for `doStream`: the reply is every stream part, read to the end host-side. */

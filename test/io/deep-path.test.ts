@@ -19,32 +19,9 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSandbox, FileNotFoundError, type Sandbox } from "../../src/index.js";
 import { realpathLoose } from "../../src/sandbox/real-path.js";
+import { LAG_BOUND_MS, withGap } from "../helpers/event-loop.js";
 import { expectRejection } from "../helpers/expect-error.js";
 import { makeTempDir, removeDir } from "../helpers/tree.js";
-
-/** Generous bound (the README's ~50 ms, with room for a loaded CI machine). */
-const LAG_BOUND_MS = 250;
-
-/** Runs `fn` while a 1 ms timer loop watches the event loop; returns the largest gap. */
-async function withGap(fn: () => Promise<unknown>): Promise<{ value: unknown; gapMs: number }> {
-  let last = performance.now();
-  let max = 0;
-  const iv = setInterval(() => {
-    const now = performance.now();
-    max = Math.max(max, now - last);
-    last = now;
-  }, 1);
-  try {
-    // Let the loop tick once so `last` is fresh, then run the call.
-    await new Promise((r) => setTimeout(r, 5));
-    last = performance.now();
-    const value = await fn().catch((err: unknown) => err);
-    const now = performance.now();
-    return { value, gapMs: Math.max(max, now - last) };
-  } finally {
-    clearInterval(iv);
-  }
-}
 
 let base: string;
 let sb: Sandbox;

@@ -10,30 +10,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSandbox, EditFailedError, type Sandbox } from "../../src/index.js";
 import { EDIT_WORK_BUDGET } from "../../src/sandbox/io-write.js";
+import { LAG_BOUND_MS, withGap } from "../helpers/event-loop.js";
 import { makeTempDir, removeDir, writeTree } from "../helpers/tree.js";
-
-/** Generous bound (the README's ~50 ms, with room for a loaded CI machine). */
-const LAG_BOUND_MS = 250;
-
-/** Runs `fn` while a 1 ms timer loop watches the event loop; returns the largest gap. */
-async function withGap(fn: () => Promise<unknown>): Promise<{ value: unknown; gapMs: number }> {
-  let last = performance.now();
-  let max = 0;
-  const iv = setInterval(() => {
-    const now = performance.now();
-    max = Math.max(max, now - last);
-    last = now;
-  }, 1);
-  try {
-    await new Promise((r) => setTimeout(r, 5));
-    last = performance.now();
-    const value = await fn().catch((err: unknown) => err);
-    const now = performance.now();
-    return { value, gapMs: Math.max(max, now - last) };
-  } finally {
-    clearInterval(iv);
-  }
-}
 
 let root: string;
 let sb: Sandbox;
