@@ -288,7 +288,8 @@ export function formatPathList(paths: readonly string[]): string {
 // path may hold a newline or terminal escape sequences that would forge log
 // lines or drive the operator's terminal.
 /** C0 and C1 control characters, DEL, and the Unicode line and bidi controls. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL =
+  /[\u0000-\u001f\u007f-\u009f\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
 
 /**
  * `s` with every control character written JSON-style (`\n`, `\t`,

@@ -4,11 +4,13 @@
  * callee or a later run; hostile strings never reach the approver.
  */
 import { execFileSync } from "node:child_process";
+import { existsSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHost as createBuiltHost } from "../dist/src/index.js";
 import { createSandboxTools } from "../src/ai-sdk/index.js";
+import { escapeControl } from "../src/errors.js";
 import {
   type ApprovalRequest,
   createSandbox,
@@ -31,7 +33,7 @@ beforeAll(() => {
 });
 afterAll(() => removeDir(base));
 
-type Step = { op: string; args?: unknown[]; worker?: string; input?: unknown };
+type Step = { op: string; args?: unknown[]; worker?: string; input?: unknown; opts?: unknown };
 type Outcome = { ok: boolean; value?: unknown; code?: string; message?: string };
 
 /** A host whose named path `secret` needs approval for reads and writes; `free` does not. */
@@ -416,3 +418,239 @@ sandbox:
   denial: 1
 }
 `;
+
+/**
+ * Review findings on approvals (issue 13, second review): bypasses through
+ * grep/listFiles, attachments, move and editFile; through links; session
+ * grants wider than their folder; one agent flooding the approver.
+ */
+describe("approval bypasses (review findings)", () => {
+  let root: string;
+  beforeAll(() => {
+    root = makeTempDir();
+    writeTree(join(root, "proj"), {
+      "free.txt": "free",
+      pub: { "p.txt": "pub" },
+      notes: { "a.txt": "a" },
+      notes2: { "b.txt": "NOTE2" },
+    });
+    writeTree(join(root, "sec"), { "s.txt": "TOPSECRET" });
+    writeTree(join(root, "wsec"), { "w.txt": "w" });
+    writeTree(join(root, "priv"), { "p.txt": "PRIVATE" });
+    symlinkSync("../../sec/s.txt", join(root, "proj/pub/x.txt"));
+    symlinkSync("../../sec", join(root, "proj/pub/dir"));
+    symlinkSync("../../wsec", join(root, "proj/pub/wdir"));
+    symlinkSync("../notes2", join(root, "proj/notes/lnk"));
+  });
+  afterAll(() => removeDir(root));
+
+  /** `/` is free; `/secret` needs read approval, `/wsec` write approval. */
+  const host = (decide: (r: ApprovalRequest) => unknown, seen: ApprovalRequest[]) =>
+    createHost({
+      sandbox: {
+        root: "proj",
+        mounts: [
+          { source: "sec", target: "/secret", readApproval: true },
+          { source: "wsec", target: "/wsec", writeApproval: true },
+        ],
+      },
+      basePath: root,
+      workers: { main: { module: script, delegates: ["helper"] }, helper: { module: script } },
+      onApproval: async (r) => {
+        seen.push(r);
+        return decide(r) as "once";
+      },
+    });
+  const asked = (seen: ApprovalRequest[]) => seen.map((r) => `${r.operation} ${r.path}`);
+
+  it("grep, listFiles, attachments, editFile and move out ask read for a flagged mount", async () => {
+    const seen: ApprovalRequest[] = [];
+    const h = await host(() => "deny", seen);
+    try {
+      const out = await run(h, [
+        { op: "grep", args: [{ pattern: "TOPSECRET", path: "/" }] },
+        { op: "listFiles", args: ["/"] },
+        { op: "delegate", worker: "helper", input: {}, opts: { attachments: ["/secret/s.txt"] } },
+        { op: "editFile", args: ["/secret/s.txt", [{ oldText: "TOP", newText: "TOP" }]] },
+        { op: "move", args: ["/secret/s.txt", "/stolen.txt"] },
+        { op: "exists", args: ["/stolen.txt"] },
+      ]);
+      expect(out.slice(0, 5).map((o) => o.code)).toEqual(Array(5).fill("approval_denied"));
+      expect(out[5]).toEqual({ ok: true, value: false });
+      expect(asked(seen)).toEqual([
+        "read /secret",
+        "read /secret",
+        "read /secret/s.txt",
+        "read /secret/s.txt",
+        "read /secret/s.txt",
+      ]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("approved, the search and the attachment read the flagged mount", async () => {
+    const seen: ApprovalRequest[] = [];
+    const h = await host(() => "once", seen);
+    try {
+      const out = await run(h, [
+        { op: "grep", args: [{ pattern: "TOPSECRET", path: "/" }] },
+        { op: "delegate", worker: "helper", input: {}, opts: { attachments: ["/secret/s.txt"] } },
+      ]);
+      const g = out[0]!.value as { matches: { path: string }[] };
+      expect(g.matches.map((m) => m.path)).toContain("/secret/s.txt");
+      expect(out[1]!.ok).toBe(true);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("a link from a free area into a flagged mount asks, naming both locations", async () => {
+    const seen: ApprovalRequest[] = [];
+    const h = await host(() => "deny", seen);
+    try {
+      const out = await run(h, [
+        { op: "readFile", args: ["/pub/x.txt"] },
+        { op: "readFile", args: ["/pub/dir/s.txt"] },
+        { op: "writeFile", args: ["/pub/wdir/b.txt", "b"] },
+        { op: "readFile", args: ["/pub/p.txt"] },
+        { op: "grep", args: [{ pattern: "TOPSECRET", path: "/pub" }] },
+      ]);
+      expect(out.slice(0, 3).map((o) => o.code)).toEqual(Array(3).fill("approval_denied"));
+      expect(out[3]!.value).toBe("pub");
+      // The search of /pub does not follow its link into /secret.
+      expect((out[4]!.value as { matches: unknown[] }).matches).toEqual([]);
+      expect(asked(seen)).toEqual([
+        "read /pub/x.txt (\u2192 /secret/s.txt)",
+        "read /pub/dir/s.txt (\u2192 /secret/s.txt)",
+        "write /pub/wdir/b.txt (\u2192 /wsec/b.txt)",
+      ]);
+      expect(existsSync(join(root, "wsec/b.txt"))).toBe(false);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("a session grant covers its folder in its own mount, judged where links lead", async () => {
+    const seen: ApprovalRequest[] = [];
+    const h = await createHost({
+      sandbox: {
+        root: "proj",
+        readApproval: true,
+        mounts: [{ source: "priv", target: "/notes/private", readApproval: true }],
+      },
+      basePath: root,
+      workers: { main: { module: script } },
+      onApproval: (r) => {
+        seen.push(r);
+        return r.path === "/notes/a.txt" ? "session" : "deny";
+      },
+    });
+    try {
+      const out = await run(h, [
+        { op: "readFile", args: ["/notes/a.txt"] },
+        { op: "readFile", args: ["/notes/a.txt"] },
+        { op: "readFile", args: ["/notes/private/p.txt"] },
+        { op: "readFile", args: ["/notes/lnk/b.txt"] },
+      ]);
+      expect(out.map((o) => o.value ?? o.code)).toEqual([
+        "a",
+        "a",
+        "approval_denied",
+        "approval_denied",
+      ]);
+      expect(asked(seen)).toEqual([
+        "read /notes/a.txt",
+        "read /notes/private/p.txt",
+        "read /notes/lnk/b.txt (\u2192 /notes2/b.txt)",
+      ]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("one agent has one request before the approver at a time; identical ones share it", async () => {
+    const seen: ApprovalRequest[] = [];
+    let now = 0;
+    let peak = 0;
+    const h = await host(async () => {
+      peak = Math.max(peak, ++now);
+      await new Promise((r) => setTimeout(r, 20));
+      now--;
+      return "once";
+    }, seen);
+    try {
+      const paths = Array.from({ length: 40 }, (_, i) => (i % 2 ? "/secret/s.txt" : "/pub/x.txt"));
+      const out = await run(h, [{ op: "readMany", args: paths }]);
+      expect(out[0]!.ok).toBe(true);
+      expect(peak).toBe(1);
+      expect(new Set(asked(seen))).toEqual(
+        new Set(["read /secret/s.txt", "read /pub/x.txt (\u2192 /secret/s.txt)"]),
+      );
+      expect(seen.length).toBeLessThan(10);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("in-process tools: grep, edit_file, move_file and links ask too", async () => {
+    const seen: string[] = [];
+    const sb = createSandbox(
+      {
+        root: "proj",
+        mounts: [
+          { source: "sec", target: "/secret", readApproval: true },
+          { source: "wsec", target: "/wsec", writeApproval: true },
+        ],
+      },
+      { basePath: root },
+    );
+    const defs = await createToolDefinitions(sb, {
+      onApproval: (r) => {
+        seen.push(`${r.tool} ${r.operation} ${r.path}`);
+        return "deny";
+      },
+    });
+    const tool = (n: string) => defs.find((d) => d.name === n)!;
+    const grep = (await tool("grep").execute({ pattern: "TOPSECRET", path: "/" })) as string;
+    expect(grep).toContain("approval_denied");
+    expect(grep).not.toContain("TOPSECRET:");
+    expect(
+      await tool("edit_file").execute({
+        path: "/secret/s.txt",
+        edits: [{ oldText: "TOP", newText: "TOP" }],
+      }),
+    ).toContain("approval_denied");
+    expect(
+      await tool("move_file").execute({ source: "/secret/s.txt", destination: "/out.txt" }),
+    ).toContain("approval_denied");
+    expect(await tool("read_file").execute({ path: "/pub/x.txt" })).toContain("approval_denied");
+    expect(await tool("write_file").execute({ path: "/pub/wdir/c.txt", content: "c" })).toContain(
+      "approval_denied",
+    );
+    const viaLink = (await tool("grep").execute({ pattern: "TOPSECRET", path: "/pub" })) as string;
+    expect(viaLink).toContain("approval_denied");
+    expect(viaLink).not.toContain("x.txt");
+    expect(existsSync(join(root, "proj/out.txt"))).toBe(false);
+    expect(existsSync(join(root, "wsec/c.txt"))).toBe(false);
+    expect(seen).toEqual([
+      "grep read /secret",
+      "edit_file read /secret/s.txt",
+      "move_file read /secret/s.txt",
+      "read_file read /pub/x.txt (\u2192 /secret/s.txt)",
+      "write_file write /pub/wdir/c.txt (\u2192 /wsec/c.txt)",
+      // A search of /pub could read /secret through its links: asked.
+      "grep read /secret",
+    ]);
+  });
+});
+
+describe("escapeControl", () => {
+  it("escapes zero-width and format characters", () => {
+    const s = "a\u200bb\u200c\u200d\u2060\u2061\u2064\u061c\ufeff\u180ez";
+    expect(escapeControl(s)).toBe(
+      "a\\u200bb\\u200c\\u200d\\u2060\\u2061\\u2064\\u061c\\ufeff\\u180ez",
+    );
+    expect(escapeControl("héllo ✓")).toBe("héllo ✓");
+  });
+});

@@ -475,7 +475,7 @@ export class AgentRunner {
     let charged = 0;
     try {
       this.#admit(name); // before any costly work (attachments)
-      const read = await readAttachments(caller, callOpts.attachments);
+      const read = await this.#readAttachments(caller, callOpts.attachments);
       charged = read.charged;
       const child: Agent = {
         id: this.nextId(),
@@ -492,6 +492,37 @@ export class AgentRunner {
     } finally {
       caller.attachedBytes -= charged;
       if (--caller.waiting === 0) this.#active++;
+    }
+  }
+
+  /**
+   * A caller's attachments, read like its reads: through its gate (each
+   * asks approval where a read would) and written to the audit log.
+   */
+  async #readAttachments(
+    caller: Agent,
+    paths: string[] | undefined,
+  ): ReturnType<typeof readAttachments> {
+    const gate = caller.gate;
+    if (!gate || !paths || paths.length === 0) return readAttachments(caller, paths);
+    const audit = (err: unknown) => {
+      for (const p of paths)
+        gate.audit(
+          "readAttachment",
+          toVirtualOrUndefined(caller.sandbox, p),
+          err === undefined
+            ? undefined
+            : { code: err instanceof SandboxError ? err.code : "io_error" },
+        );
+    };
+    try {
+      const sandbox = await gate.check(paths.flatMap((p) => portTargets("readFile", [p])));
+      const read = await readAttachments(caller, paths, sandbox);
+      audit(undefined);
+      return read;
+    } catch (err) {
+      audit(err);
+      throw err;
     }
   }
 }

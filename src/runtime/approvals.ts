@@ -7,7 +7,9 @@
  * words in front of the approver.
  */
 import { ApprovalDeniedError, escapeControl } from "../errors.js";
-import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
+import { intersect } from "../sandbox/areas.js";
+import { Policy } from "../sandbox/policy.js";
+import { policyOf, Sandbox } from "../sandbox/sandbox.js";
 import { isWithin, parentPath } from "../sandbox/virtual-path.js";
 import type { AuditLog } from "./audit-log.js";
 import { type GrantAccess, widenSandbox } from "./expansion.js";
@@ -49,6 +51,14 @@ export interface GateTarget {
   path: string;
   /** The directory an expansion asks for: the path itself (a listing) or its parent. */
   dir: "self" | "parent";
+  /**
+   * A listing or search of the tree under `path` (listFiles, grep): each
+   * mount with `read_approval` below it is asked for too. A search reads
+   * files through links, so it does not follow links out of the folder
+   * while a flagged area lies outside it (a listing shows only the link's
+   * own name, in the folder).
+   */
+  tree?: "list" | "search";
 }
 
 /** Dynamic expansion of one agent: on, and never beyond `bound`. */
@@ -75,6 +85,13 @@ export interface GateOptions {
   audit: AuditLog | undefined;
   /** Called with every grant (once or session). */
   onGrant?: (grant: GrantRecord) => void;
+  /**
+   * A search whose folder has flagged areas outside it (reachable only
+   * through links): `restrict` (default) runs it on a sandbox that reads
+   * only under the folder; `ask` asks read for each such area instead (the
+   * in-process tools, which run on the sandbox they were made with).
+   */
+  linksOut?: "restrict" | "ask";
 }
 
 /**
@@ -108,6 +125,7 @@ export class AgentGate {
    */
   async check(targets: readonly GateTarget[], tool?: string): Promise<Sandbox> {
     let sb = this.#effective;
+    let treeRoot: string | undefined;
     for (const t of targets) {
       const v = normalizeQuietly(sb, t.path);
       if (v === undefined) continue; // the operation itself reports the bad path
@@ -135,14 +153,73 @@ export class AgentGate {
         );
         continue; // the grant is the approval for this access
       }
-      if (!needsApproval(sb, v, t.access)) continue;
-      if (this.#session.some((s) => s.operation === t.operation && isWithin(v, s.dir))) continue;
-      const decision = await this.#ask({ operation: t.operation, path: v }, tool);
-      if (decision === "deny") throw this.#denied(t.operation, t.access, v);
-      if (decision === "session")
-        this.#session.push({ operation: t.operation, dir: t.dir === "self" ? v : parentPath(v) });
+      // Where the path really leads (a link may lead into a flagged mount).
+      const real = t.tree || !anyFlag(sb, t.access) ? undefined : realLocation(sb, v, t.access);
+      await this.#approve(sb, t.operation, t.access, v, real, t.dir, tool);
+      if (t.tree !== undefined && t.access === "read") {
+        const p = policyOf(sb);
+        // Each flagged mount below the searched folder is asked for by name.
+        for (const m of p.table.mounts) {
+          if (!m.readApproval || m.target === v || !isWithin(m.target, v)) continue;
+          if (!p.reachesBelow(m.target, "read")) continue;
+          await this.#approve(sb, "read", "read", m.target, undefined, "self", tool);
+        }
+        // A flagged area outside it is reachable only through a link, which
+        // a search would read (a listing shows only the link's own name):
+        // the search does not follow links out of the folder then, or asks.
+        const outside =
+          t.tree === "search"
+            ? p.table.mounts.filter(
+                (m) => m.readApproval && !isWithin(m.target, v) && p.reachesBelow(m.target, "read"),
+              )
+            : [];
+        if (this.#o.linksOut !== "ask") {
+          if (outside.length > 0) treeRoot = v;
+        } else
+          for (const m of outside)
+            await this.#approve(sb, "read", "read", m.target, undefined, "self", tool);
+      }
     }
-    return sb;
+    return treeRoot === undefined ? sb : readsOnlyUnder(sb, treeRoot);
+  }
+
+  /**
+   * Asks `operation` on `v` (and, when a link leads elsewhere, on its real
+   * location `real`) unless neither needs approval or this agent's session
+   * decisions cover each one that does.
+   * @throws ApprovalDeniedError
+   */
+  async #approve(
+    sb: Sandbox,
+    operation: GateTarget["operation"],
+    access: GrantAccess,
+    v: string,
+    real: string | undefined,
+    dir: "self" | "parent",
+    tool: string | undefined,
+  ): Promise<void> {
+    const moved = real !== undefined && real !== v;
+    const flagged = (moved ? [v, real] : [v]).filter((l) => needsApproval(sb, l, access));
+    const covered = () => flagged.every((l) => this.#covered(sb, operation, l));
+    if (flagged.length === 0 || covered()) return;
+    const shown = moved ? `${v} (\u2192 ${real})` : v;
+    const decision = await this.#ask({ operation, path: shown }, tool, covered);
+    if (decision === "deny") throw this.#denied(operation, access, shown, v);
+    if (decision === "session")
+      for (const l of flagged)
+        this.#session.push({ operation, dir: dir === "self" && l === v ? v : parentPath(l) });
+  }
+
+  /**
+   * True if a session decision for `operation` covers `v`: under its
+   * directory and in the same mount (a nested mount asks on its own).
+   */
+  #covered(sb: Sandbox, operation: string, v: string): boolean {
+    const table = policyOf(sb).table;
+    const m = table.lookup(v);
+    return this.#session.some(
+      (s) => s.operation === operation && isWithin(v, s.dir) && table.lookup(s.dir) === m,
+    );
   }
 
   /**
@@ -180,7 +257,38 @@ export class AgentGate {
     return sb;
   }
 
-  async #ask(
+  /** Requests of this agent waiting for an answer, by what they ask. */
+  readonly #pending = new Map<string, Promise<ApprovalDecision>>();
+  /** The last request in line: one request of an agent before the approver at a time. */
+  #queue: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Asks the approver, one request of this agent at a time (the rest wait
+   * in line); an identical request already pending shares its answer.
+   * `covered`, checked when the request's turn comes, skips asking when a
+   * session decision given meanwhile covers it.
+   */
+  #ask(
+    what: { operation: ApprovalOperation; path: string; access?: GrantAccess },
+    tool?: string,
+    covered?: () => boolean,
+  ): Promise<ApprovalDecision> {
+    const key = `${what.operation}\0${what.access ?? ""}\0${what.path}`;
+    const shared = this.#pending.get(key);
+    if (shared) return shared;
+    const turn = this.#queue.then(() =>
+      covered?.() ? ("once" as const) : this.#askNow(what, tool),
+    );
+    this.#queue = turn.catch(() => undefined);
+    this.#pending.set(key, turn);
+    const done = () => {
+      this.#pending.delete(key);
+    };
+    turn.then(done, done);
+    return turn;
+  }
+
+  async #askNow(
     what: { operation: ApprovalOperation; path: string; access?: GrantAccess },
     tool?: string,
   ): Promise<ApprovalDecision> {
@@ -223,7 +331,13 @@ export class AgentGate {
   /** Set by the last denial: nobody could be asked. */
   #noApprover = false;
 
-  #denied(operation: ApprovalOperation, access: GrantAccess, path: string): ApprovalDeniedError {
+  #denied(
+    operation: ApprovalOperation,
+    access: GrantAccess,
+    path: string,
+    /** The path the error names, when `path` says more (where a link leads). */
+    errorPath = path,
+  ): ApprovalDeniedError {
     const p = escapeControl(path);
     const what =
       operation === "expand"
@@ -234,7 +348,10 @@ export class AgentGate {
     const message = this.#noApprover
       ? `Access denied: ${what} needs approval, and no approver is configured to give it. Choose a path that needs no approval, or report that you could not do this.`
       : `Access denied: ${what} was not approved. Do not retry the same request; choose another path or report that you could not do this.`;
-    const err = new ApprovalDeniedError(message, operation === "shell" ? undefined : p);
+    const err = new ApprovalDeniedError(
+      message,
+      operation === "shell" ? undefined : escapeControl(errorPath),
+    );
     this.#audit({
       type: "denial",
       op: operation,
@@ -272,6 +389,32 @@ function needsApproval(sb: Sandbox, v: string, access: GrantAccess): boolean {
   return m !== undefined && (access === "read" ? m.readApproval : m.writeApproval);
 }
 
+/** True if any mount asks approval for `access` (else no path can need it). */
+function anyFlag(sb: Sandbox, access: GrantAccess): boolean {
+  return policyOf(sb).table.mounts.some((m) =>
+    access === "read" ? m.readApproval : m.writeApproval,
+  );
+}
+
+/**
+ * The virtual location `v` really leads to (through links), or undefined
+ * when it cannot be resolved (the operation reports why).
+ */
+function realLocation(sb: Sandbox, v: string, access: GrantAccess): string | undefined {
+  try {
+    const p = policyOf(sb);
+    return p.table.mapBack(p.resolveVirtual(v, access, false).real);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `sb` with reads cut to the tree under `v` (writes unchanged). */
+function readsOnlyUnder(sb: Sandbox, v: string): Sandbox {
+  const p = policyOf(sb);
+  return new Sandbox(new Policy(p.table, intersect(p.read, [{ path: v, exact: false }]), p.write));
+}
+
 /** The canonical virtual path, or undefined where the operation will fail anyway. */
 function normalizeQuietly(sb: Sandbox, path: string): string | undefined {
   try {
@@ -283,6 +426,9 @@ function normalizeQuietly(sb: Sandbox, path: string): string | undefined {
 
 const readTarget = (path: unknown, dir: "self" | "parent" = "parent"): GateTarget[] =>
   typeof path === "string" ? [{ operation: "read", access: "read", path, dir }] : [];
+/** A listing or search of the tree under `path`. */
+const treeTarget = (path: unknown, tree: "list" | "search"): GateTarget[] =>
+  typeof path === "string" ? [{ operation: "read", access: "read", path, dir: "self", tree }] : [];
 const writeTarget = (
   path: unknown,
   operation: "write" | "delete" | "move" = "write",
@@ -302,21 +448,28 @@ export function portTargets(op: string, args: readonly unknown[]): GateTarget[] 
     case "exists":
       return readTarget(args[0]);
     case "listFiles":
-      return readTarget(args[0] ?? "/", "self");
+      return treeTarget(args[0] ?? "/", "list");
     case "grep": {
       // One options object; its `path` is where the search reads.
       const o = args[0];
       const path = typeof o === "object" && o !== null ? (o as { path?: unknown }).path : undefined;
-      return readTarget(path ?? "/", "self");
+      return treeTarget(path ?? "/", "search");
     }
-    case "writeFile":
+    // Write first: a write grant also lets the agent read there.
     case "editFile":
+      return [...writeTarget(args[0]), ...readTarget(args[0])];
+    case "writeFile":
     case "mkdir":
       return writeTarget(args[0]);
     case "remove":
       return writeTarget(args[0], "delete");
     case "move":
-      return [...writeTarget(args[0], "move"), ...writeTarget(args[1], "move")];
+      // Moving a file out reads it: the source asks read too.
+      return [
+        ...writeTarget(args[0], "move"),
+        ...writeTarget(args[1], "move"),
+        ...readTarget(args[0]),
+      ];
     default:
       return [];
   }
@@ -334,16 +487,22 @@ export function toolTargets(tool: string, input: Record<string, unknown>): GateT
     case "read_multiple_files":
       return Array.isArray(input.paths) ? input.paths.flatMap((p) => readTarget(p)) : [];
     case "list_files":
+      return treeTarget(input.path ?? "/", "list");
     case "grep":
-      return readTarget(input.path ?? "/", "self");
-    case "write_file":
+      return treeTarget(input.path ?? "/", "search");
     case "edit_file":
+      return [...writeTarget(input.path), ...readTarget(input.path)];
+    case "write_file":
     case "create_directory":
       return writeTarget(input.path);
     case "delete_file":
       return writeTarget(input.path, "delete");
     case "move_file":
-      return [...writeTarget(input.source, "move"), ...writeTarget(input.destination, "move")];
+      return [
+        ...writeTarget(input.source, "move"),
+        ...writeTarget(input.destination, "move"),
+        ...readTarget(input.source),
+      ];
     default:
       return [];
   }

@@ -71,20 +71,23 @@ export interface AttachmentOwner {
 }
 
 /**
- * Reads attachments through the caller's sandbox (so only what it may read),
+ * Reads attachments through the caller's sandbox (so only what it may read;
+ * with approvals, the sandbox its gate returned),
  * size-capped. Each is an exact copy in its own buffer: Node's pooled
  * buffers hold other data, and every byte sent to a thread is seen by it.
  */
 export async function readAttachments(
   caller: AttachmentOwner,
   paths: string[] | undefined,
+  /** The sandbox to read through: the caller's, or its gate's answer. */
+  via: Sandbox = caller.sandbox,
 ): Promise<{ attachments: Attachment[] | undefined; charged: number }> {
   if (!paths || paths.length === 0) return { attachments: undefined, charged: 0 };
   // Sizes first, charged to the caller's in-flight budget before any byte is
   // read: concurrent delegations cannot multiply the host's memory.
   let total = 0;
   for (const path of paths) {
-    const st = await caller.sandbox.stat(path);
+    const st = await via.stat(path);
     if (st.type !== "file" || st.size > MAX_ATTACHMENT_BYTES) {
       throw new DelegationRefusedError(
         `Cannot attach '${path.slice(0, 200)}': attachments must be files of at most ${MAX_ATTACHMENT_BYTES} bytes.`,
@@ -102,7 +105,7 @@ export async function readAttachments(
   let read = 0;
   try {
     for (const path of paths) {
-      const bytes = await caller.sandbox.readBytes(path);
+      const bytes = await via.readBytes(path);
       read += bytes.byteLength;
       if (bytes.byteLength > MAX_ATTACHMENT_BYTES || read > total) {
         throw new DelegationRefusedError(

@@ -46,6 +46,9 @@ export function withApprovals(
     onApproval,
     expansion: undefined,
     audit: undefined,
+    // The tools run on the sandbox they were made with: a search that could
+    // follow a link into a flagged area outside its folder asks for it.
+    linksOut: "ask",
   });
   return defs.map((def) => ({
     ...def,
