@@ -3,7 +3,7 @@
  * operation, approval request, decision, grant and denial; whole lines under
  * 32 concurrent agents; no host paths, no contents; a failed write is loud.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
@@ -211,4 +211,59 @@ describe("audit log", () => {
       await host.close();
     }
   });
+
+  it("refuses a log file agents could read or write (inside a sandbox area), before creating it", async () => {
+    for (const [sandbox, file] of [
+      [{ root: "project" }, "project/audit.jsonl"],
+      [{ root: "." }, "audit-inside.jsonl"],
+      [{ paths: { docs: { root: "project/docs", mode: "ro" } } }, "project/docs/audit.jsonl"],
+    ] as const) {
+      const e = await createHost({
+        sandbox,
+        basePath: base,
+        workers: { main: { module: script } },
+        auditLog: file,
+      }).catch((err: Error & { code?: string }) => err);
+      expect((e as Error & { code?: string }).code, file).toBe("invalid_config");
+      expect((e as Error).message).toContain("the audit log lies inside the sandbox");
+      expect((e as Error).message).not.toContain(base);
+      expect(() => readFileSync(join(base, file))).toThrow();
+    }
+    // Outside every area: accepted.
+    const host = await createHost({
+      sandbox: { paths: { docs: { root: "project/docs", mode: "ro" } } },
+      basePath: base,
+      workers: { main: { module: script } },
+      auditLog: "project/outside.jsonl",
+    });
+    await host.close();
+  });
+
+  for (const how of ["replaced", "removed"] as const) {
+    it(`a log file ${how} under its path stops the host loudly`, async () => {
+      const file = join(base, `audit-${how}.jsonl`);
+      const host = await createHost({
+        sandbox: { root: "project" },
+        basePath: base,
+        workers: { main: { module: script } },
+        auditLog: file,
+      });
+      try {
+        const steps = [{ op: "readFile", args: ["/docs/a.md"] }];
+        await host.run("main", { steps });
+        expect(readFileSync(file, "utf8")).toContain('"op":"readFile"');
+        if (how === "replaced") {
+          writeFileSync(`${file}.forged`, "forged\n");
+          renameSync(`${file}.forged`, file);
+        } else unlinkSync(file);
+        const e = await host.run("main", { steps }).catch((err: Error) => err);
+        expect((e as Error).message).toBe(
+          "I/O error during audit: the audit log could not be written; this host runs no more agents.",
+        );
+        if (how === "replaced") expect(readFileSync(file, "utf8")).toBe("forged\n");
+      } finally {
+        await host.close();
+      }
+    });
+  }
 });

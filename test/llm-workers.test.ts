@@ -30,6 +30,7 @@ import { createSandbox } from "../src/index.js";
 import {
   checkModelCallOptions,
   createModelRequestChecker,
+  MAX_NODES,
   serveModelCall,
 } from "../src/runtime/model-host.js";
 import { MISSING_AI_FOR_LLM_WORKERS } from "../src/runtime/permissions.js";
@@ -366,6 +367,112 @@ describe("the model stays with the host", () => {
     const checked = checkModelCallOptions({ prompt: [{ role: "user", content: [file] }] });
     bytes[0] = 9;
     expect(JSON.stringify(checked)).toContain('"0":1');
+  });
+
+  it("leaves out provider options and unknown keys at every level (review 3, t4)", () => {
+    const po = { providerOptions: { openai: { store: true } } };
+    const raw = {
+      prompt: [
+        { role: "system", content: "sys", ...po, extra: 1 },
+        {
+          role: "user",
+          ...po,
+          content: [
+            { type: "text", text: "hi", ...po, junk: [1, 2] },
+            { type: "file", data: "aGk=", mediaType: "text/plain", ...po, originalUrl: "http://x" },
+          ],
+        },
+        {
+          role: "assistant",
+          content: [
+            { type: "reasoning", text: "r", ...po },
+            { type: "tool-call", toolCallId: "c1", toolName: "t", input: { a: 1 }, ...po },
+          ],
+        },
+        {
+          role: "tool",
+          content: [
+            {
+              type: "tool-result",
+              toolCallId: "c1",
+              toolName: "t",
+              ...po,
+              output: {
+                type: "content",
+                ...po,
+                value: [{ type: "text", text: "out", ...po }],
+                other: true,
+              },
+            },
+            { type: "tool-approval-response", approvalId: "a", approved: true, ...po },
+          ],
+        },
+      ],
+    };
+    const checked = checkModelCallOptions(raw);
+    if (typeof checked === "string") throw new Error(checked);
+    expect(JSON.stringify(checked.options)).not.toContain("providerOptions");
+    expect(checked.options.prompt).toEqual([
+      { role: "system", content: "sys" },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "hi" },
+          { type: "file", data: "aGk=", mediaType: "text/plain" },
+        ],
+      },
+      {
+        role: "assistant",
+        content: [
+          { type: "reasoning", text: "r" },
+          { type: "tool-call", toolCallId: "c1", toolName: "t", input: { a: 1 } },
+        ],
+      },
+      {
+        role: "tool",
+        content: [
+          {
+            type: "tool-result",
+            toolCallId: "c1",
+            toolName: "t",
+            output: { type: "content", value: [{ type: "text", text: "out" }] },
+          },
+          { type: "tool-approval-response", approvalId: "a", approved: true },
+        ],
+      },
+    ]);
+    expect(
+      checkModelCallOptions({
+        prompt: [
+          {
+            role: "tool",
+            content: [
+              { type: "tool-result", toolCallId: "c", toolName: "t", output: { type: "x" } },
+            ],
+          },
+        ],
+      }),
+    ).toMatch(/unknown output type/);
+  });
+
+  it("a request of more values than the cap is refused within a few milliseconds (review 3, t4)", () => {
+    const wide = (n: number) => Array.from({ length: n }, () => ({ a: 1 }));
+    const request = (n: number) => ({
+      prompt: [
+        {
+          role: "assistant",
+          content: [{ type: "tool-call", toolCallId: "x", toolName: "t", input: wide(n) }],
+        },
+      ],
+    });
+    expect(MAX_NODES).toBeLessThanOrEqual(200_000);
+    expect(typeof checkModelCallOptions(request(50_000))).toBe("object");
+    const big = structuredClone(request(330_000)); // ~1M values
+    const t = performance.now();
+    const result = createModelRequestChecker()(big);
+    const ms = performance.now() - t;
+    expect(result).toMatch(/more than 200000 values/);
+    expect(ms).toBeLessThan(50);
   });
 });
 

@@ -338,6 +338,56 @@ describe("the pool's threads", () => {
     }
   });
 
+  it("are shared fairly: one owner's slow searches never hold every thread (review 3, t5)", async () => {
+    const dir = makeTempDir("mountbox-pool-fair-");
+    const pool = new HeavyPool({ maxThreads: 2 });
+    try {
+      writeTree(dir, { "evil.txt": `${"a".repeat(40)}!\n`, "ok.txt": "needle\n" });
+      const sb = createSandbox({ root: dir });
+      const hogOwner = {};
+      const hog = { pattern: "^(a+)+$", path: "/evil.txt", timeBudgetMs: 100 };
+      const t0 = performance.now();
+      // The hog's two searches run one after the other, each killed 2.1 s after it starts.
+      const hogs = [1, 2].map(() =>
+        settle(grepSandbox(sb, hog, { pool, owner: hogOwner })).then((r) => ({
+          r,
+          at: performance.now() - t0,
+        })),
+      );
+      await new Promise((r) => setTimeout(r, 100));
+      // Another agent's search gets the second thread at once.
+      const t1 = performance.now();
+      const victim = await grepSandbox(sb, { pattern: "needle", path: "/ok.txt" }, { pool });
+      expect(victim.matches).toHaveLength(1);
+      expect(performance.now() - t1).toBeLessThan(1_500);
+      const [first, second] = await Promise.all(hogs);
+      for (const { r } of [first!, second!]) {
+        expect(r).toMatchObject({ error: "IoError", code: "io_error" });
+        expect((r as { message: string }).message).toContain(
+          "did not finish within 2100 ms of running",
+        );
+      }
+      // The second waited for the first: its limit counted from its own start.
+      expect(second!.at).toBeGreaterThan(first!.at + 1_500);
+
+      // A search that waits too long for a thread says so, and does not blame its pattern.
+      const busy = [1, 2].map(() => settle(grepSandbox(sb, hog, { pool })));
+      await new Promise((r) => setTimeout(r, 100));
+      const queued = await settle(
+        grepSandbox(sb, { pattern: "needle", path: "/ok.txt" }, { pool, queueTimeoutMs: 200 }),
+      );
+      expect((queued as { message: string }).message).toContain(
+        "waited 200 ms for a free host thread",
+      );
+      expect((queued as { message: string }).message).not.toContain("pattern");
+      await Promise.all(busy);
+      expect(pool.queued).toBe(0);
+    } finally {
+      await pool.close();
+      removeDir(dir);
+    }
+  });
+
   it("do not keep a process alive when the pool is never closed", async () => {
     const { stdout } = await run(
       process.execPath,

@@ -1,7 +1,13 @@
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { ConfigError, loadProgram, loadProgramDefinition } from "../src/index.js";
+import {
+  ConfigError,
+  createSandbox,
+  loadProgram,
+  loadProgramDefinition,
+  type SandboxConfig,
+} from "../src/index.js";
 import { makeTempDir, removeDir, type TreeSpec, writeTree } from "./helpers/tree.js";
 
 const dirs: string[] = [];
@@ -81,6 +87,8 @@ Read the documents and write a summary.
         mounts: ["./cache:/cache:ro"],
         maxFileBytes: 1000,
         readApproval: true,
+        // Added by loadProgram: the program's own files are out of agents' reach.
+        protected: [".git", "/program.yaml", "/workers"],
       },
       maxDepth: 5,
       maxAgents: 32,
@@ -548,5 +556,52 @@ describe("loadProgram: bad .worker files", () => {
       "Invalid configuration in workers/-x.worker:
       ✖ the file name gives the worker name '-x': a worker name may use letters, digits, '.', '_' and '-' only, and starts with a letter or digit"
     `);
+  });
+});
+
+describe("loadProgram: program files are protected from agents (review 3, t13)", () => {
+  it("refuses writes to program.yaml and workers/ (new files, moves) inside the sandbox; reads still work", async () => {
+    const yaml = 'sandbox: { root: "." }\nworkers:\n  main: { module: ./main.js }\n';
+    const dir = makeProgram({
+      "program.yaml": yaml,
+      "main.js": JS,
+      workers: { "x.worker": "---\ninstructions: hi\n---\n" },
+      notes: { "a.md": "a" },
+    });
+    const options = await loadProgram(dir);
+    const protectedList = (options.sandbox as { protected?: string[] }).protected;
+    expect(protectedList).toEqual([".git", "/program.yaml", "/workers"]);
+    const sb = createSandbox(options.sandbox as SandboxConfig, { basePath: dir });
+    for (const [path, content] of [
+      ["/program.yaml", 'sandbox: { root: "/" }\n'],
+      ["/workers/x.worker", "---\nshell: true\n---\n"],
+      ["/workers/new.worker", "---\nmodule: ./evil.js\n---\n"],
+    ] as const) {
+      const e = await sb.writeFile(path, content).catch((err: Error) => err);
+      expect(e, path).toBeInstanceOf(Error);
+      expect((e as { code?: string }).code, path).toBe("path_not_writable");
+    }
+    expect((await sb.move("/workers", "/w2").catch((err: Error) => err)) instanceof Error).toBe(
+      true,
+    );
+    expect((await sb.remove("/program.yaml").catch((err: Error) => err)) instanceof Error).toBe(
+      true,
+    );
+    expect(await sb.readFile("/program.yaml")).toBe(yaml);
+    expect(await sb.readFile("/workers/x.worker")).toContain("instructions");
+    await sb.writeFile("/notes/b.md", "ok");
+    // The next load still sees the program as written.
+    expect(await loadProgram(dir)).toEqual(options);
+  });
+
+  it("keeps a protected list that was given, and adds nothing outside the sandbox", async () => {
+    const dir = makeProgram({
+      "program.yaml":
+        'sandbox: { root: "./data", protected: [".svn"] }\nworkers:\n  main: { module: ./main.js }\n',
+      "main.js": JS,
+      data: { "a.md": "a" },
+    });
+    const options = await loadProgram(dir);
+    expect((options.sandbox as { protected?: string[] }).protected).toEqual([".svn"]);
   });
 });

@@ -13,9 +13,22 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MessageChannel, type MessagePort } from "node:worker_threads";
 import * as Comlink from "comlink";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createSandbox, type Sandbox } from "../src/index.js";
-import { serveSandbox } from "../src/runtime/port-server.js";
+import { MAX_THREAD_GREP_BUDGET_MS, serveSandbox } from "../src/runtime/port-server.js";
+
+/** The options and call of every search the port server starts. */
+const searches = vi.hoisted(() => [] as { opts: unknown; call: unknown }[]);
+vi.mock("../src/pool/index.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../src/pool/index.js")>();
+  return {
+    ...actual,
+    searchSandbox: (...a: Parameters<typeof actual.searchSandbox>) => {
+      searches.push({ opts: a[1], call: a[2] });
+      return actual.searchSandbox(...a);
+    },
+  };
+});
 
 let dir: string;
 let marker: string;
@@ -65,6 +78,29 @@ describe("the grep operation", () => {
         ["grep", "/", undefined],
         ["grep", "/missing", "not_found"],
       ]);
+    } finally {
+      server.close();
+      port2.close();
+    }
+  });
+});
+
+describe("a thread's grep budget (review 3, t5)", () => {
+  it("caps timeBudgetMs at 10 s and searches with the agent's own signal (its pool turn)", async () => {
+    const { port1, port2 } = new MessageChannel();
+    const server = serveSandbox(port1, sandbox);
+    searches.length = 0;
+    try {
+      await ask(port2, { id: 1, op: "grep", args: [{ pattern: "A", timeBudgetMs: 120_000 }] });
+      await ask(port2, { id: 2, op: "grep", args: [{ pattern: "A", timeBudgetMs: 500 }] });
+      expect(MAX_THREAD_GREP_BUDGET_MS).toBe(10_000);
+      expect(searches.map((c) => (c.opts as { timeBudgetMs: number }).timeBudgetMs)).toEqual([
+        10_000, 500,
+      ]);
+      // Both calls of this agent carry the same signal: the pool's owner key.
+      const [a, b] = searches.map((c) => (c.call as { signal: AbortSignal }).signal);
+      expect(a).toBeInstanceOf(AbortSignal);
+      expect(a).toBe(b);
     } finally {
       server.close();
       port2.close();

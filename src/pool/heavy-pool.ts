@@ -25,6 +25,43 @@ export interface HeavyPoolOptions {
   maxOldGenerationSizeMb?: number;
 }
 
+/** How one call of {@link HeavyPool.run} is scheduled. */
+export interface PoolRunOptions {
+  /** Whose task it is (one agent, one server): one running task per owner, owners in turn. */
+  owner?: object | undefined;
+  /** Most ms the task may run, counted from its start. */
+  timeoutMs?: number | undefined;
+  /** Most ms the task may wait for a thread. */
+  queueTimeoutMs?: number | undefined;
+}
+
+/** A task that ran too long, or waited too long for a thread. */
+export class PoolTimeoutError extends Error {
+  constructor(
+    readonly phase: "queued" | "running",
+    readonly limitMs: number,
+  ) {
+    super(
+      phase === "queued"
+        ? `the task waited ${limitMs} ms for a pool thread and was not started`
+        : `the task ran for ${limitMs} ms and was stopped`,
+    );
+    this.name = "PoolTimeoutError";
+  }
+}
+
+/** A task waiting for a thread. */
+interface Queued {
+  name: TaskName;
+  task: unknown;
+  signal: AbortSignal | undefined;
+  timeoutMs: number | undefined;
+  resolve: (v: unknown) => void;
+  reject: (err: unknown) => void;
+  /** Removes the abort listener and the queue timer. */
+  cleanup: () => void;
+}
+
 const WORKER_URL = new URL("./pool-worker.js", import.meta.url);
 
 /**
@@ -40,6 +77,10 @@ export class HeavyPool {
   readonly #opts: Required<HeavyPoolOptions>;
   #piscina: Piscina | undefined;
   #closed = false;
+  /** Per owner, its tasks waiting for a thread (owners in turn order). */
+  readonly #queues = new Map<object, Queued[]>();
+  /** Owners with a task running. */
+  readonly #running = new Set<object>();
 
   constructor(opts: HeavyPoolOptions = {}) {
     this.#opts = {
@@ -59,24 +100,148 @@ export class HeavyPool {
   /**
    * Runs a task in a pool thread. `signal` cancels it: a queued task is
    * dropped, a running one has its thread terminated (piscina's AbortError).
+   *
+   * Fair across owners (`call.owner`, e.g. one agent): at most one task of
+   * an owner runs at a time, the rest wait in the owner's own queue, and free
+   * threads go to owners in turn — one owner's many slow tasks never hold
+   * every thread. A task without an owner is an owner of its own.
+   * `call.timeoutMs` counts from when the task starts running (it rejects
+   * with a {@link PoolTimeoutError}, `phase: "running"`, and its thread is
+   * terminated); `call.queueTimeoutMs` bounds the wait for a thread
+   * (`phase: "queued"`).
    */
-  run<T>(name: TaskName, task: unknown, signal?: AbortSignal): Promise<TaskOutcome<T>> {
+  run<T>(
+    name: TaskName,
+    task: unknown,
+    signal?: AbortSignal,
+    call: PoolRunOptions = {},
+  ): Promise<TaskOutcome<T>> {
     if (this.#closed) return Promise.reject(new Error("the heavy-work pool is closed"));
-    this.#piscina ??= this.#start();
-    return this.#piscina.run(task, { name, ...(signal ? { signal } : {}) }) as Promise<
-      TaskOutcome<T>
-    >;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    // Started now, so a pool that cannot start (no build) throws here.
+    this.#piscina ??= this.#startPiscina();
+    return new Promise<TaskOutcome<T>>((resolve, reject) => {
+      const owner = call.owner ?? {};
+      const entry: Queued = {
+        name,
+        task,
+        signal,
+        timeoutMs: call.timeoutMs,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        cleanup: () => {},
+      };
+      const drop = (reason: unknown): void => {
+        const q = this.#queues.get(owner);
+        const i = q?.indexOf(entry) ?? -1;
+        if (!q || i < 0) return;
+        q.splice(i, 1);
+        if (q.length === 0) this.#queues.delete(owner);
+        entry.cleanup();
+        reject(reason);
+      };
+      const onAbort = () => drop(signal?.reason);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const queueTimer =
+        call.queueTimeoutMs === undefined
+          ? undefined
+          : setTimeout(
+              () => drop(new PoolTimeoutError("queued", call.queueTimeoutMs as number)),
+              call.queueTimeoutMs,
+            );
+      queueTimer?.unref();
+      entry.cleanup = () => {
+        signal?.removeEventListener("abort", onAbort);
+        if (queueTimer) clearTimeout(queueTimer);
+      };
+      const q = this.#queues.get(owner);
+      if (q) q.push(entry);
+      else this.#queues.set(owner, [entry]);
+      this.#pump();
+    });
+  }
+
+  /** Tasks waiting for a thread, over all owners. */
+  get queued(): number {
+    let n = 0;
+    for (const q of this.#queues.values()) n += q.length;
+    return n;
+  }
+
+  /** Starts queued tasks while threads are free: owners in turn, one task each. */
+  #pump(): void {
+    while (!this.#closed && this.#running.size < this.#opts.maxThreads) {
+      // Owners in insertion order: an owner that started a task goes to the back.
+      let picked: object | undefined;
+      for (const owner of this.#queues.keys()) {
+        if (!this.#running.has(owner)) {
+          picked = owner;
+          break;
+        }
+      }
+      if (picked === undefined) return;
+      const q = this.#queues.get(picked) as Queued[];
+      const entry = q.shift() as Queued;
+      this.#queues.delete(picked);
+      if (q.length > 0) this.#queues.set(picked, q);
+      entry.cleanup();
+      this.#start(picked, entry);
+    }
+  }
+
+  #start(owner: object, e: Queued): void {
+    this.#running.add(owner);
+    let timedOut = false;
+    const deadline = new AbortController();
+    const timer =
+      e.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            deadline.abort();
+          }, e.timeoutMs);
+    timer?.unref();
+    const signal = e.signal ? AbortSignal.any([e.signal, deadline.signal]) : deadline.signal;
+    let pending: Promise<unknown>;
+    try {
+      this.#piscina ??= this.#startPiscina();
+      pending = this.#piscina.run(e.task, { name: e.name, signal });
+    } catch (err) {
+      pending = Promise.reject(err);
+    }
+    pending.then(
+      (v) => {
+        this.#finish(owner, timer);
+        e.resolve(v);
+      },
+      (err: unknown) => {
+        this.#finish(owner, timer);
+        e.reject(timedOut ? new PoolTimeoutError("running", e.timeoutMs as number) : err);
+      },
+    );
+  }
+
+  #finish(owner: object, timer: NodeJS.Timeout | undefined): void {
+    if (timer) clearTimeout(timer);
+    this.#running.delete(owner);
+    this.#pump();
   }
 
   /** Terminates the threads; later `run` calls reject. */
   async close(): Promise<void> {
     this.#closed = true;
+    const waiting = [...this.#queues.values()].flat();
+    this.#queues.clear();
+    for (const e of waiting) {
+      e.cleanup();
+      e.reject(new Error("the heavy-work pool is closed"));
+    }
     const p = this.#piscina;
     this.#piscina = undefined;
     await p?.destroy();
   }
 
-  #start(): Piscina {
+  #startPiscina(): Piscina {
     const filename = fileURLToPath(WORKER_URL);
     // Under a TypeScript test runner this module is the source file, which
     // has no built thread entry beside it.

@@ -12,12 +12,18 @@ import { ioError, SandboxError, wrapFsError } from "../errors.js";
 import { serializePolicy } from "../sandbox/policy-wire.js";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
 import { type GrepOptions, type GrepResult, prepareGrep, runGrep } from "./grep.js";
-import { HeavyPool, isPoolBuilt } from "./heavy-pool.js";
+import { HeavyPool, isPoolBuilt, PoolTimeoutError } from "./heavy-pool.js";
 import type { GrepTask, ListFilesTask, TaskName } from "./tasks.js";
 
 export type { GrepMatch, GrepOptions, GrepResult } from "./grep.js";
 export { BINARY_PROBE_BYTES, MAX_LINE_CHARS } from "./grep.js";
-export { HeavyPool, type HeavyPoolOptions, isPoolBuilt } from "./heavy-pool.js";
+export {
+  HeavyPool,
+  type HeavyPoolOptions,
+  isPoolBuilt,
+  type PoolRunOptions,
+  PoolTimeoutError,
+} from "./heavy-pool.js";
 
 /** How a pooled call runs. */
 export interface PooledCallOptions {
@@ -25,12 +31,22 @@ export interface PooledCallOptions {
   signal?: AbortSignal | undefined;
   /** The pool to use. Default: the process-wide {@link sharedPool}. */
   pool?: HeavyPool | undefined;
+  /**
+   * Whose call it is: one task per owner runs at a time, owners take turns
+   * (see {@link HeavyPool.run}). Default: `signal` (one agent's port server
+   * passes its own), else the call is an owner of its own.
+   */
+  owner?: object | undefined;
+  /** Longest wait for a free pool thread, in ms. Default 60 000. */
+  queueTimeoutMs?: number | undefined;
 }
 
 /** How long past its own time budget a pooled grep may run before its thread is killed. */
 const GREP_GRACE_MS = 2_000;
 /** Default hard limit of a pooled listing. */
 const LIST_TIMEOUT_MS = 60_000;
+/** Longest a pooled call waits for a free thread before it fails. */
+const QUEUE_TIMEOUT_MS = 60_000;
 
 let shared: HeavyPool | undefined;
 
@@ -138,7 +154,10 @@ export async function listFilesPooled(
   return runPooled<string[]>("listFiles", task, v, call.timeoutMs ?? LIST_TIMEOUT_MS, call);
 }
 
-/** Runs a task with a hard deadline; rebuilds the error it ended with. */
+/**
+ * Runs a task with a hard deadline counted from when it starts running (not
+ * while it waits for a thread); rebuilds the error it ended with.
+ */
 async function runPooled<T>(
   name: TaskName,
   task: unknown,
@@ -147,21 +166,29 @@ async function runPooled<T>(
   call: PooledCallOptions,
 ): Promise<T> {
   const op = name === "grep" ? "grep" : "listFiles";
-  const deadline = AbortSignal.timeout(limitMs);
-  const signal = call.signal ? AbortSignal.any([call.signal, deadline]) : deadline;
   // Outside the try: a pool that cannot start (no build) is the host's own
   // error, not the agent's.
-  const pending = (call.pool ?? sharedPool()).run<T>(name, task, signal);
+  const pending = (call.pool ?? sharedPool()).run<T>(name, task, call.signal, {
+    owner: call.owner ?? call.signal,
+    timeoutMs: limitMs,
+    queueTimeoutMs: call.queueTimeoutMs ?? QUEUE_TIMEOUT_MS,
+  });
   let outcome: Awaited<typeof pending>;
   try {
     outcome = await pending;
-  } catch {
+  } catch (err) {
     if (call.signal?.aborted) throw ioError(op, path, "it was stopped before it finished");
-    if (deadline.aborted)
+    if (err instanceof PoolTimeoutError && err.phase === "queued")
       throw ioError(
         op,
         path,
-        `it did not finish within ${limitMs} ms and was stopped; narrow the path, the glob or the pattern`,
+        `it waited ${err.limitMs} ms for a free host thread (busy with other requests) and was not started; try again later`,
+      );
+    if (err instanceof PoolTimeoutError)
+      throw ioError(
+        op,
+        path,
+        `it did not finish within ${limitMs} ms of running and was stopped; narrow the path, the glob or the pattern`,
       );
     throw ioError(op, path, "the host thread running it failed");
   }

@@ -6,9 +6,11 @@
  * One writer per host: every line is written whole, in one call, by this
  * object, so concurrent agents never interleave. A failed write is never
  * dropped: the log turns `failed` and calls `onFailure` once (the host then
- * stops its agents and refuses further runs).
+ * stops its agents and refuses further runs). A log file removed or replaced
+ * under its path (checked by device and inode before each line) is a failed
+ * write too.
  */
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, openSync, statSync, writeSync } from "node:fs";
 import type { Writable } from "node:stream";
 import { escapeControl } from "../errors.js";
 
@@ -61,7 +63,14 @@ export function openAuditLog(
   let close = (): void => {};
   if (typeof target === "string") {
     const fd = openSync(target, "a");
+    const opened = fstatSync(fd);
     put = (line) => {
+      // The file at the path must still be the one open here: a log renamed
+      // over, removed or replaced would take lines no one reads (an agent
+      // that could do that is refused at createHost; this catches the rest).
+      const now = statSync(target, { throwIfNoEntry: false });
+      if (!now || now.dev !== opened.dev || now.ino !== opened.ino)
+        throw new Error("the audit log file was removed or replaced");
       // Synchronous and whole: a line is on disk before the next one starts.
       const buf = Buffer.from(line);
       let off = 0;

@@ -10,6 +10,8 @@
  * `agent-runner.ts`, a call site's options and attachments are checked in
  * `delegation-options.ts`.
  */
+import { realpathSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import {
   type ConfigIssue,
   configError,
@@ -98,6 +100,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
   }
   if (issues.length > 0) throw configError(issues);
   const root = protectCode(given, options.sandbox, basePath, [...grantsOf.values()].flat());
+  if (typeof checked.auditLog === "string") checkAuditOutside(root, checked.auditLog);
   // Spares serve workers with the default heap and no network, each only
   // workers with exactly its grants.
   const spareArgv = new Map<string, string[]>();
@@ -240,6 +243,33 @@ function checkCeiling(root: Sandbox, ceiling: readonly string[]): string[] | und
   });
   if (issues.length > 0) throw configError(issues);
   return out;
+}
+
+/**
+ * An audit log file agents can reach could be read (other agents' paths),
+ * forged or replaced; it must lie outside every area the root sandbox can
+ * read or write (checked at its real location, before it is created).
+ * @throws ConfigError naming the virtual path it would have
+ */
+function checkAuditOutside(root: Sandbox, file: string): void {
+  let real: string;
+  try {
+    real = realpathSync(file);
+  } catch {
+    try {
+      real = join(realpathSync(dirname(file)), basename(file));
+    } catch {
+      return; // Opening fails next, with its own ConfigError.
+    }
+  }
+  const v = policyOf(root).table.mapBack(real);
+  if (v === undefined || !(root.canRead(v) || root.canWrite(v))) return;
+  throw configError([
+    {
+      path: ["auditLog"],
+      message: `the audit log lies inside the sandbox (at '${escapeControl(v)}'), where agents could read, change or replace it; put it outside every sandbox area`,
+    },
+  ]);
 }
 
 /**

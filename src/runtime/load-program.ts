@@ -7,6 +7,7 @@
  * one file are reported together. Host paths never appear in a message: the
  * program folder may sit anywhere, and messages end up in logs and prompts.
  */
+import { realpathSync } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,7 +21,7 @@ import {
 } from "../config/program-config.js";
 import type { SandboxConfig } from "../config/sandbox-config.js";
 import { ConfigError, type ConfigIssue, configError } from "../errors.js";
-import { createSandbox } from "../sandbox/sandbox.js";
+import { createSandbox, policyOf } from "../sandbox/sandbox.js";
 import type { HostOptions, WorkerSpec } from "./host-types.js";
 import { isPathLike } from "./module-grants.js";
 
@@ -138,7 +139,7 @@ export async function loadProgramDefinition(dir: string): Promise<ProgramDefinit
       if (spec.instructions !== undefined && spec.module === undefined && spec.model === undefined)
         spec.model = program.model;
   const options: HostOptions = { basePath, workers };
-  if (program.sandbox) options.sandbox = program.sandbox;
+  if (program.sandbox) options.sandbox = protectProgramFiles(program.sandbox, basePath);
   if (program.name !== undefined) options.name = program.name;
   if (program.maxDepth !== undefined) options.maxDepth = program.maxDepth;
   if (program.maxAgents !== undefined) options.maxAgents = program.maxAgents;
@@ -242,4 +243,36 @@ function checkSandboxFolders(config: SandboxConfig, basePath: string, issues: Co
     for (const issue of err.issues)
       issues.push({ path: ["sandbox", ...issue.path], message: issue.message });
   }
+}
+
+/**
+ * program.yaml and the `workers/` folder decide what the next load runs
+ * (sandbox, shell, modules): where the root sandbox reaches them, they are
+ * added to its `protected` list (writes, removes and moves refused — the
+ * whole folder, so no new `.worker` file either; reads as before). The
+ * default `.git` entry is kept when the list was not given.
+ */
+function protectProgramFiles(config: SandboxConfig, basePath: string): SandboxConfig {
+  const table = policyOf(createSandbox(config, { basePath })).table;
+  let realBase: string;
+  try {
+    realBase = realpathSync(basePath);
+  } catch {
+    realBase = basePath;
+  }
+  const found = new Set<string>();
+  for (const name of [PROGRAM_FILE, "workers"]) {
+    const candidates = [join(basePath, name), join(realBase, name)];
+    try {
+      candidates.push(realpathSync(join(basePath, name)));
+    } catch {
+      // Absent (a `workers/` folder may be created later): its place is protected.
+    }
+    for (const c of candidates) {
+      const v = table.mapBack(c);
+      if (v !== undefined && v !== "/" && !table.isProtected(v)) found.add(v);
+    }
+  }
+  if (found.size === 0) return config;
+  return { ...config, protected: [...(config.protected ?? [".git"]), ...[...found].sort()] };
 }

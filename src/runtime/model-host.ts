@@ -19,8 +19,12 @@ import { MODEL_CALL_KEYS } from "./protocol.js";
 const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 /** Deepest nesting accepted in a request (JSON schemas, tool results). */
 const MAX_DEPTH = 64;
-/** Most values (nodes) in one request. */
-const MAX_NODES = 1_000_000;
+/**
+ * Most values (nodes) in one request: checking this many takes a few
+ * milliseconds of the host loop (a million took 13 ms alone, 170+ ms with
+ * the garbage collection it set off).
+ */
+export const MAX_NODES = 200_000;
 /** Most messages, tools and stop sequences. */
 const MAX_MESSAGES = 10_000;
 const MAX_TOOLS = 256;
@@ -145,25 +149,103 @@ function checkPrompt(v: unknown, budget: Budget): { value: unknown } | string {
   for (const [i, m] of v.entries()) {
     if (!isPlainObject(m)) return `message ${i} must be an object`;
     const role = m.role;
+    // Known keys only: `providerOptions` (the host's to choose) and anything
+    // else a thread adds are left out of the copy, at every level.
     if (role === "system") {
       if (typeof m.content !== "string") return `message ${i}: system content must be a string`;
-      const copy = copyData(m, budget, 0);
-      if (typeof copy === "string") return `message ${i}: ${copy}`;
-      out.push(copy.value);
+      const bad = checkData(m.content, budget, 1);
+      if (bad) return `message ${i}: ${bad}`;
+      out.push({ role, content: m.content });
       continue;
     }
     const types = typeof role === "string" ? PART_TYPES[role] : undefined;
     if (!types) return `message ${i}: unknown role`;
-    if (!Array.isArray(m.content)) return `message ${i}: content must be an array of parts`;
+    if (!Array.isArray(m.content) || m.content.length > MAX_MESSAGES)
+      return `message ${i}: content must be an array of at most ${MAX_MESSAGES} parts`;
+    const parts: unknown[] = [];
     for (const [j, part] of m.content.entries()) {
       if (!isPlainObject(part) || typeof part.type !== "string" || !types.has(part.type))
         return `message ${i}, part ${j}: not a ${role} part`;
+      const copy = pickKnown(part, PART_KEYS[part.type] ?? [], budget);
+      if (typeof copy === "string") return `message ${i}, part ${j}: ${copy}`;
+      if (part.type === "tool-result") {
+        const output = checkToolOutput(part.output, budget);
+        if (typeof output === "string") return `message ${i}, part ${j}: output: ${output}`;
+        copy.output = output;
+      }
+      parts.push(copy);
     }
-    const copy = copyData(m, budget, 0);
-    if (typeof copy === "string") return `message ${i}: ${copy}`;
-    out.push(copy.value);
+    out.push({ role, content: parts });
   }
   return { value: out };
+}
+
+/** Keys each part type keeps (`providerOptions` never; `output` is checked on its own). */
+const PART_KEYS: Record<string, readonly string[]> = {
+  text: ["type", "text"],
+  reasoning: ["type", "text"],
+  file: ["type", "filename", "data", "mediaType"],
+  "tool-call": ["type", "toolCallId", "toolName", "input", "providerExecuted"],
+  "tool-result": ["type", "toolCallId", "toolName"],
+  "tool-approval-response": ["type", "approvalId", "approved", "reason"],
+};
+
+/** Keys a tool result's output keeps, by its type. */
+const OUTPUT_KEYS: Record<string, readonly string[]> = {
+  text: ["type", "value"],
+  json: ["type", "value"],
+  "error-text": ["type", "value"],
+  "error-json": ["type", "value"],
+  "execution-denied": ["type", "reason"],
+  content: ["type"],
+};
+
+/** A tool result's output with known keys only; content items lose `providerOptions`. */
+function checkToolOutput(v: unknown, budget: Budget): Record<string, unknown> | string {
+  if (!isPlainObject(v) || typeof v.type !== "string" || !Object.hasOwn(OUTPUT_KEYS, v.type))
+    return "unknown output type";
+  const out = pickKnown(v, OUTPUT_KEYS[v.type] as readonly string[], budget);
+  if (typeof out === "string" || v.type !== "content") return out;
+  if (!Array.isArray(v.value) || v.value.length > MAX_MESSAGES)
+    return `value must be an array of at most ${MAX_MESSAGES} items`;
+  const items: unknown[] = [];
+  for (const item of v.value) {
+    if (!isPlainObject(item) || typeof item.type !== "string") return "unknown content item";
+    const keys = Object.keys(item).filter((k) => k !== "providerOptions");
+    const copy = pickKnown(item, keys, budget);
+    if (typeof copy === "string") return copy;
+    items.push(copy);
+  }
+  out.value = items;
+  return out;
+}
+
+/**
+ * A fresh object with only `keys` of `o` (those with a value). Every value
+ * is checked as plain data first — those left out too, so a bad request is
+ * refused the same whatever it hides where — and byte arrays are copied.
+ */
+function pickKnown(
+  o: Record<string, unknown>,
+  keys: readonly string[],
+  budget: Budget,
+): Record<string, unknown> | string {
+  budget.nodes++;
+  for (const k in o) {
+    if (k === "__proto__") return "the key __proto__ is not accepted";
+    const item = o[k];
+    if (item instanceof Uint8Array) continue;
+    const bad = checkData(item, budget, 2);
+    if (bad) return `${k.slice(0, 64)}: ${bad}`;
+  }
+  const out: Record<string, unknown> = {};
+  for (const k of keys) {
+    const item = o[k];
+    if (item === undefined || !Object.hasOwn(o, k)) continue;
+    out[k] = item instanceof Uint8Array ? copyBytes(item, budget) : item;
+    budget.bytes += k.length * 2 + 8;
+  }
+  return out;
 }
 
 function checkResponseFormat(v: unknown, budget: Budget): { value: unknown } | string {

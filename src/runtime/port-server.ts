@@ -53,6 +53,11 @@ const MAX_EDITS = 10_000;
 const MAX_PATTERN_CHARS = 16 * 1024;
 /** Largest number accepted for a grep budget (the search caps each budget lower). */
 const MAX_GREP_NUMBER = 2 ** 40;
+/**
+ * Longest time budget of a grep from a thread: a thread's search holds one
+ * of the host's few pool threads for that long (plus a grace period).
+ */
+export const MAX_THREAD_GREP_BUDGET_MS = 10_000;
 
 /** Why the server gave up on a worker (the owner should terminate it). */
 export interface PortViolation {
@@ -616,7 +621,7 @@ function checkGrep(args: unknown[]): Checked | string {
         value > MAX_GREP_NUMBER
       )
         return `${k} must be a non-negative integer of at most ${MAX_GREP_NUMBER}`;
-      out[k] = value;
+      out[k] = k === "timeBudgetMs" ? Math.min(value, MAX_THREAD_GREP_BUDGET_MS) : value;
     } else return `unknown option ${JSON.stringify(k.slice(0, 64))}`;
   }
   if (typeof out.pattern !== "string") return "pattern must be a string";
