@@ -403,17 +403,21 @@ describe("the pool's threads", () => {
   });
 });
 
+/** For 3 s, another process swaps /race's file and folder for links to outside. */
+function startSwapper() {
+  return run(process.execPath, [
+    fixture("race-swapper.js"),
+    join(base, "root/race"),
+    join(base, "outside/secret.txt"),
+    join(base, "outside/dir"),
+    "3000",
+  ]);
+}
+
 describe("races: folders swapped for links while a listing walks", () => {
   it("never lists a name from outside, pooled or in-process", async () => {
     const sb = boxes.root as Sandbox;
-    const raceDir = join(base, "root/race");
-    const swapper = run(process.execPath, [
-      fixture("race-swapper.js"),
-      raceDir,
-      join(base, "outside/secret.txt"),
-      join(base, "outside/dir"),
-      "3000",
-    ]);
+    const swapper = startSwapper();
     let done = false;
     swapper.finally(() => {
       done = true;
@@ -437,14 +441,7 @@ describe("races: folders swapped for links while a listing walks", () => {
 describe("races: files swapped for links while a pooled grep runs", () => {
   it("never returns anything outside the sandbox", async () => {
     const sb = boxes.root as Sandbox;
-    const raceDir = join(base, "root/race");
-    const swapper = run(process.execPath, [
-      fixture("race-swapper.js"),
-      raceDir,
-      join(base, "outside/secret.txt"),
-      join(base, "outside/dir"),
-      "3000",
-    ]);
+    const swapper = startSwapper();
     const seen: GrepResult[] = [];
     let done = false;
     swapper.finally(() => {
