@@ -7,7 +7,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { createSandbox, type Sandbox } from "../src/index.js";
-import { runAgentThread } from "../src/runtime/agent-thread.js";
+import { runAgentThread } from "../src/threads/agent-thread.js";
 import type { BenchRow } from "./lib.js";
 import { makeBenchTree } from "./tree.js";
 

@@ -11,9 +11,9 @@
 import { fileURLToPath } from "node:url";
 import { MockLanguageModelV3 } from "ai/test";
 import { createSandbox, type Sandbox } from "../src/index.js";
-import { runAgentThread } from "../src/runtime/agent-thread.js";
-import { serveModelCall } from "../src/runtime/model-host.js";
-import { llmWorkerCode } from "../src/runtime/permissions.js";
+import { serveModelCall } from "../src/models/model-host.js";
+import { runAgentThread } from "../src/threads/agent-thread.js";
+import { llmWorkerCode } from "../src/threads/permissions.js";
 import { type BenchRow, CI_MODE } from "./lib.js";
 import { makeBenchTree } from "./tree.js";
 

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createSandbox, type Sandbox } from "../src/index.js";
 import { type GrepOptions, grepInProcess, grepSandbox, HeavyPool } from "../src/pool/index.js";
-import { runAgentThread } from "../src/runtime/agent-thread.js";
+import { runAgentThread } from "../src/threads/agent-thread.js";
 import { type BenchRow, benchTime, CI_MODE } from "./lib.js";
 import { makeBenchTree } from "./tree.js";
 

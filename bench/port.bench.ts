@@ -10,7 +10,7 @@
 import { fileURLToPath } from "node:url";
 import { MessageChannel, type MessagePort } from "node:worker_threads";
 import { createSandbox, type Sandbox } from "../src/index.js";
-import { runAgentThread } from "../src/runtime/agent-thread.js";
+import { runAgentThread } from "../src/threads/agent-thread.js";
 import { type BenchRow, compare } from "./lib.js";
 import { loadMcpLib, makeBenchTree } from "./tree.js";
 

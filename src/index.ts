@@ -34,6 +34,32 @@ export {
   SuffixNotAllowedError,
 } from "./errors.js";
 export {
+  createHost,
+  type Host,
+  type RunOptions,
+  type SuggestedSandbox,
+} from "./host/host.js";
+export type {
+  ApprovalDecision,
+  ApprovalOperation,
+  ApprovalRequest,
+  DynamicOption,
+  HostEvent,
+  HostOptions,
+  LanguageModelLike,
+  LanguageModelProviderLike,
+  ModelsOption,
+  OnApproval,
+  WorkerSandboxSpec,
+  WorkerSpec,
+} from "./host/host-types.js";
+export {
+  loadProgram,
+  loadProgramDefinition,
+  type ProgramDefinition,
+  type WorkerSource,
+} from "./host/load-program.js";
+export {
   type CommandLimits,
   type CommandResult,
   describeCommandSandbox,
@@ -54,40 +80,7 @@ export {
   type PooledCallOptions,
   sharedPool,
 } from "./pool/index.js";
-// Runtime I: agent threads and the port boundary (host side).
-export {
-  type AgentLogEntry,
-  type AgentThreadOptions,
-  type AgentThreadResult,
-  runAgentThread,
-} from "./runtime/agent-thread.js";
-export {
-  createHost,
-  type Host,
-  type RunOptions,
-  type SuggestedSandbox,
-} from "./runtime/host.js";
-export type {
-  ApprovalDecision,
-  ApprovalOperation,
-  ApprovalRequest,
-  DynamicOption,
-  HostEvent,
-  HostOptions,
-  LanguageModelLike,
-  LanguageModelProviderLike,
-  ModelsOption,
-  OnApproval,
-  WorkerSandboxSpec,
-  WorkerSpec,
-} from "./runtime/host-types.js";
-export {
-  loadProgram,
-  loadProgramDefinition,
-  type ProgramDefinition,
-  type WorkerSource,
-} from "./runtime/load-program.js";
-export type { Attachment, RunCommandReply } from "./runtime/protocol.js";
+export type { Attachment, RunCommandReply } from "./port/protocol.js";
 export type { DeriveOptions, RestrictOptions } from "./sandbox/derive.js";
 export {
   createSandbox,
@@ -96,6 +89,13 @@ export {
   Sandbox,
   type SandboxDescription,
 } from "./sandbox/sandbox.js";
+// Runtime I: agent threads and the port boundary (host side).
+export {
+  type AgentLogEntry,
+  type AgentThreadOptions,
+  type AgentThreadResult,
+  runAgentThread,
+} from "./threads/agent-thread.js";
 // Tools (DESIGN §8): framework-neutral tool definitions over a sandbox.
 export {
   createToolDefinitions,

@@ -4,7 +4,7 @@
  * queued work never starts.
  */
 import { describe, expect, it } from "vitest";
-import { createFairScheduler } from "../src/runtime/fair-scheduler.js";
+import { createFairScheduler } from "../src/port/fair-scheduler.js";
 
 const turn = () => new Promise((r) => setImmediate(r));
 

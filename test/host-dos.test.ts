@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { applyPatch } from "diff";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { AgentThreadError, runAgentThread } from "../dist/src/runtime/agent-thread.js";
+import { AgentThreadError, runAgentThread } from "../dist/src/threads/agent-thread.js";
 import type { SandboxError } from "../src/index.js";
 import { assertBuilt, createSandboxForThreads, fixture } from "./conformance/thread.js";
 

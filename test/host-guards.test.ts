@@ -11,7 +11,7 @@ import { assertBuilt } from "./conformance/thread.js";
 beforeAll(assertBuilt);
 
 const guards = pathToFileURL(
-  fileURLToPath(new URL("../dist/src/runtime/host-guards.js", import.meta.url)),
+  fileURLToPath(new URL("../dist/src/host/host-guards.js", import.meta.url)),
 ).href;
 
 /** Starts `script` with the inspector port free to choose; sends it `signals` SIGUSR1s, then "report". */

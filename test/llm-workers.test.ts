@@ -32,9 +32,9 @@ import {
   createModelRequestChecker,
   MAX_NODES,
   serveModelCall,
-} from "../src/runtime/model-host.js";
-import { MISSING_AI_FOR_LLM_WORKERS } from "../src/runtime/permissions.js";
-import { serveSandbox } from "../src/runtime/port-server.js";
+} from "../src/models/model-host.js";
+import { serveSandbox } from "../src/port/port-server.js";
+import { MISSING_AI_FOR_LLM_WORKERS } from "../src/threads/permissions.js";
 import { createProxyModel } from "../workers/model-client.js";
 import { createSandboxClient } from "../workers/sandbox-client.js";
 import { assertBuilt } from "./conformance/thread.js";

@@ -11,7 +11,7 @@ import {
   findPackage,
   findSelfReference,
   toPackageName,
-} from "../src/runtime/module-grants.js";
+} from "../src/threads/module-grants.js";
 import { makeTempDir, removeDir, writeTree } from "./helpers/tree.js";
 
 let dir: string;

@@ -11,7 +11,7 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collectPackages } from "../src/runtime/module-grants.js";
+import { collectPackages } from "../src/threads/module-grants.js";
 import { assertBuilt } from "./conformance/thread.js";
 import { describeWithBwrap } from "./helpers/bwrap.js";
 import { LAYOUTS, layOut, packAndInstall, runNode, writeFiles } from "./helpers/packed.js";

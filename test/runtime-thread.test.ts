@@ -12,8 +12,8 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { PathNotWritableError } from "../dist/src/index.js";
-import { AgentThreadError, runAgentThread } from "../dist/src/runtime/agent-thread.js";
-import { computeExecArgv, detectPermissionFlag } from "../dist/src/runtime/permissions.js";
+import { AgentThreadError, runAgentThread } from "../dist/src/threads/agent-thread.js";
+import { computeExecArgv, detectPermissionFlag } from "../dist/src/threads/permissions.js";
 import { assertBuilt, createSandboxForThreads, fixture } from "./conformance/thread.js";
 
 beforeAll(assertBuilt);
@@ -62,7 +62,7 @@ describe("agent threads", () => {
 
   it("never writes thread output through to the process's stdout", () => {
     const script = `
-      import { runAgentThread } from ${JSON.stringify(pathToFileURL(fileURLToPath(new URL("../dist/src/runtime/agent-thread.js", import.meta.url))).href)};
+      import { runAgentThread } from ${JSON.stringify(pathToFileURL(fileURLToPath(new URL("../dist/src/threads/agent-thread.js", import.meta.url))).href)};
       import { createSandbox } from ${JSON.stringify(pathToFileURL(fileURLToPath(new URL("../dist/src/index.js", import.meta.url))).href)};
       const r = await runAgentThread({ module: ${JSON.stringify(fixture("basic-worker.js"))}, input: { path: "/a.txt" },
         sandbox: createSandbox({ root: ${JSON.stringify(join(dir, "root"))} }) });

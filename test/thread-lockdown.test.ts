@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { runAgentThread } from "../dist/src/runtime/agent-thread.js";
+import { runAgentThread } from "../dist/src/threads/agent-thread.js";
 import { assertBuilt, createSandboxForThreads, fixture } from "./conformance/thread.js";
 
 beforeAll(assertBuilt);
@@ -55,7 +55,7 @@ function runChild(body: string, signalAfterStart?: NodeJS.Signals) {
 describe("thread lockdown", () => {
   it("signals, _kill and abort are refused; the host process survives (child process)", () => {
     const script = `
-      import { runAgentThread } from ${JSON.stringify(distUrl("runtime/agent-thread.js"))};
+      import { runAgentThread } from ${JSON.stringify(distUrl("threads/agent-thread.js"))};
       import { createSandbox } from ${JSON.stringify(distUrl("index.js"))};
       import inspector from "node:inspector";
       const r = await runAgentThread({ module: ${JSON.stringify(fixture("lockdown-worker.js"))},

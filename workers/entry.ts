@@ -16,7 +16,7 @@ import {
   type RunCommandReply,
   type ThreadBootData,
   type ThreadMessage,
-} from "../src/runtime/protocol.js";
+} from "../src/port/protocol.js";
 import {
   type DelegateOptions,
   WORKER_BRAND,

@@ -11,7 +11,7 @@
  * This module (and everything it imports) runs inside the thread, so it stays
  * small and imports no host code: no zod, no sandbox, no fs.
  */
-import type { Attachment, LogLevel, RunCommandReply } from "../src/runtime/protocol.js";
+import type { Attachment, LogLevel, RunCommandReply } from "../src/port/protocol.js";
 import type { WorkerSandbox } from "./sandbox-client.js";
 
 export {
@@ -33,7 +33,7 @@ export {
   SandboxPermissionEscalationError,
   SuffixNotAllowedError,
 } from "../src/errors.js";
-export type { Attachment, LogLevel, RunCommandReply } from "../src/runtime/protocol.js";
+export type { Attachment, LogLevel, RunCommandReply } from "../src/port/protocol.js";
 export type {
   FileEdit,
   FileStat,

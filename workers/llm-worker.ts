@@ -10,7 +10,7 @@
  */
 import { generateText, stepCountIs } from "ai";
 import { createSandboxTools } from "../src/ai-sdk/index.js";
-import type { LlmWorkerInput } from "../src/runtime/protocol.js";
+import type { LlmWorkerInput } from "../src/port/protocol.js";
 import type { ToolName, ToolOptions } from "../src/tools/index.js";
 import { defineWorker, type WorkerContext } from "./index.js";
 import { createProxyModel, MODEL_CALL, type ModelCallFunction } from "./model-client.js";

@@ -11,7 +11,7 @@ import type {
   LanguageModelV3GenerateResult,
   LanguageModelV3StreamPart,
 } from "@ai-sdk/provider";
-import { MODEL_CALL_KEYS, MODEL_GENERATE_OP, MODEL_STREAM_OP } from "../src/runtime/protocol.js";
+import { MODEL_CALL_KEYS, MODEL_GENERATE_OP, MODEL_STREAM_OP } from "../src/port/protocol.js";
 
 /** Sends one model operation on the agent's port; resolves with the host's reply. */
 export type ModelCallFunction = (op: string, options: Record<string, unknown>) => Promise<unknown>;

@@ -15,7 +15,7 @@ import {
   type GrepResult,
   type PortReply,
   type SandboxDescription,
-} from "../src/runtime/protocol.js";
+} from "../src/port/protocol.js";
 
 export type { FileEdit, FileStat, GrepMatch, GrepOptions, GrepResult, SandboxDescription };
 

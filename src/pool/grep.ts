@@ -11,7 +11,7 @@
  */
 import { closeSync, readSync, statSync } from "node:fs";
 import { InvalidRequestError, ioError } from "../errors.js";
-import type { GrepMatch, GrepOptions, GrepResult } from "../runtime/protocol.js";
+import type { GrepMatch, GrepOptions, GrepResult } from "../port/protocol.js";
 import { openVerified } from "../sandbox/fd-check.js";
 import { listFiles } from "../sandbox/io-list.js";
 import { capFor } from "../sandbox/io-read.js";

@@ -5,7 +5,7 @@
 import { resolve as resolveHostPath } from "node:path";
 import { parseSandboxConfig, type SandboxConfig } from "../config/sandbox-config.js";
 import { wrapFsError } from "../errors.js";
-import type { FileEdit, FileStat, SandboxDescription } from "../runtime/protocol.js";
+import type { FileEdit, FileStat, SandboxDescription } from "../port/protocol.js";
 import {
   type DeriveOptions,
   derivePolicy,

@@ -6,8 +6,9 @@
  * given, so a thread's tool layer never imports it: in a thread the host
  * decides.
  */
+
+import { AgentGate, type OnApproval, toolTargets } from "../approvals/approvals.js";
 import { configError } from "../errors.js";
-import { AgentGate, type OnApproval, toolTargets } from "../runtime/approvals.js";
 import { Sandbox } from "../sandbox/sandbox.js";
 import { formatError } from "./format.js";
 import type { ToolDefinition, ToolSandbox } from "./types.js";

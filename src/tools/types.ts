@@ -3,8 +3,8 @@
  * sandbox, what a tool is, and the options that choose and bound the tools.
  */
 import type { z } from "zod";
-import type { OnApproval } from "../runtime/approvals.js";
-import type { FileEdit, FileStat, SandboxDescription } from "../runtime/protocol.js";
+import type { OnApproval } from "../approvals/approvals.js";
+import type { FileEdit, FileStat, SandboxDescription } from "../port/protocol.js";
 
 /** A value, or a promise of it: `Sandbox` answers some questions synchronously, `ctx.sandbox` never. */
 export type MaybePromise<T> = T | Promise<T>;

@@ -8,10 +8,10 @@ import { fileURLToPath } from "node:url";
 import { MessageChannel } from "node:worker_threads";
 import { expect } from "vitest";
 import { createSandbox as createBuiltSandbox } from "../../dist/src/index.js";
-import { type AgentThreadResult, runAgentThread } from "../../dist/src/runtime/agent-thread.js";
+import { type AgentThreadResult, runAgentThread } from "../../dist/src/threads/agent-thread.js";
 import type { Sandbox, SandboxConfig } from "../../src/index.js";
 import { SandboxError } from "../../src/index.js";
-import { SANDBOX_OPS } from "../../src/runtime/protocol.js";
+import { SANDBOX_OPS } from "../../src/port/protocol.js";
 import type { SandboxLike } from "./suite.js";
 
 /** Absolute path of a fixture worker module. */

@@ -12,8 +12,8 @@
  *   asked for and what the next call reports back.
  */
 import { AgentThreadError, type ConfigIssue, escapeControl } from "../errors.js";
-import type { HostEvent, LanguageModelLike } from "./host-types.js";
-import { MODEL_CALL_KEYS } from "./protocol.js";
+import type { HostEvent, LanguageModelLike } from "../host/host-types.js";
+import { MODEL_CALL_KEYS } from "../port/protocol.js";
 
 /** Most bytes of one model request (strings count 2 per code unit). */
 const MAX_REQUEST_BYTES = 32 * 1024 * 1024;

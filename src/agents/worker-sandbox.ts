@@ -6,8 +6,8 @@
  * narrowing and again for the call site's.
  */
 import { configError } from "../errors.js";
+import type { WorkerSandboxSpec } from "../host/host-types.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
-import type { WorkerSandboxSpec } from "./host-types.js";
 
 const KEYS = new Set(["restrict", "readonly", "allowRead", "allowWrite", "inherit"]);
 

@@ -12,6 +12,9 @@
  */
 import { realpathSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { AgentRunner, usesSpare } from "../agents/agent-runner.js";
+import { computeCeiling } from "../approvals/expansion.js";
+import { GrantBook, type SuggestedSandbox } from "../approvals/suggested-sandbox.js";
 import {
   type ConfigIssue,
   configError,
@@ -19,27 +22,24 @@ import {
   escapeControl,
   ioError,
 } from "../errors.js";
+import { isLlmWorker } from "../models/model-host.js";
 import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
 import { normalizeVirtualPath } from "../sandbox/virtual-path.js";
-import { AgentRunner, usesSpare } from "./agent-runner.js";
-import { DEFAULT_RESOURCE_LIMITS } from "./agent-thread.js";
-import { type AuditLog, openAuditLog } from "./audit-log.js";
-import { EventHub } from "./event-hub.js";
-import { computeCeiling } from "./expansion.js";
-import { guardProcessSignals } from "./host-guards.js";
-import { checkHostOptions } from "./host-options.js";
-import type { HostEvent, HostOptions } from "./host-types.js";
-import { isLlmWorker } from "./model-host.js";
+import { DEFAULT_RESOURCE_LIMITS } from "../threads/agent-thread.js";
 import {
   checkReadGrants,
   computeExecArgv,
   computeWorkerGrants,
   llmWorkerCode,
-} from "./permissions.js";
-import { SparePools } from "./spare-pool.js";
-import { GrantBook, type SuggestedSandbox } from "./suggested-sandbox.js";
+} from "../threads/permissions.js";
+import { SparePools } from "../threads/spare-pool.js";
+import { type AuditLog, openAuditLog } from "./audit-log.js";
+import { EventHub } from "./event-hub.js";
+import { guardProcessSignals } from "./host-guards.js";
+import { checkHostOptions } from "./host-options.js";
+import type { HostEvent, HostOptions } from "./host-types.js";
 
-export type { SuggestedSandbox } from "./suggested-sandbox.js";
+export type { SuggestedSandbox } from "../approvals/suggested-sandbox.js";
 
 /** Options of {@link Host.run}. */
 export interface RunOptions {

@@ -20,6 +20,8 @@ import { type AgentFailure, AgentThreadError, SandboxError } from "../errors.js"
 
 export { type AgentFailure, AgentThreadError };
 
+import { type PortServerOptions, serveSandbox } from "../port/port-server.js";
+import type { Attachment, LogLevel, ThreadBootData } from "../port/protocol.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import { measureMessage } from "./message-size.js";
 import {
@@ -28,8 +30,6 @@ import {
   computeWorkerGrants,
   threadEntryUrl,
 } from "./permissions.js";
-import { type PortServerOptions, serveSandbox } from "./port-server.js";
-import type { Attachment, LogLevel, ThreadBootData } from "./protocol.js";
 
 /** Default heap limits of an agent thread. */
 export const DEFAULT_RESOURCE_LIMITS: ResourceLimits = {

@@ -7,11 +7,11 @@
  * words in front of the approver.
  */
 import { ApprovalDeniedError, escapeControl } from "../errors.js";
+import type { AuditLog } from "../host/audit-log.js";
 import { intersect } from "../sandbox/areas.js";
 import { Policy } from "../sandbox/policy.js";
 import { policyOf, Sandbox } from "../sandbox/sandbox.js";
 import { isWithin, parentPath } from "../sandbox/virtual-path.js";
-import type { AuditLog } from "./audit-log.js";
 import { type GrantAccess, widenSandbox } from "./expansion.js";
 
 /** What an approval is asked for. */

@@ -4,8 +4,8 @@
  * own sandbox.
  */
 import { type ConfigIssue, configError, DelegationRefusedError } from "../errors.js";
+import type { Attachment } from "../port/protocol.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
-import type { Attachment } from "./protocol.js";
 
 /** Most attachments in one delegation, and their size caps. */
 const MAX_ATTACHMENTS = 32;

@@ -11,11 +11,11 @@
  */
 import type { MessagePort } from "node:worker_threads";
 import { escapeControl, ioError, SandboxError } from "../errors.js";
+import { createModelRequestChecker, type ModelRequestChecker } from "../models/model-host.js";
 import { searchSandbox } from "../pool/index.js";
 import type { FileEdit, Sandbox } from "../sandbox/sandbox.js";
+import { measureMessage } from "../threads/message-size.js";
 import { defaultScheduler, type FairScheduler } from "./fair-scheduler.js";
-import { measureMessage } from "./message-size.js";
-import { createModelRequestChecker, type ModelRequestChecker } from "./model-host.js";
 import {
   ACK_OP,
   DELEGATE_OP,

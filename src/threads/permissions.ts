@@ -52,7 +52,7 @@ export function listThreadCodeFiles(): string[] {
   const files = readdirSync(workersDir)
     .filter((f) => f.endsWith(".js"))
     .map((f) => join(workersDir, f));
-  const shared = ["../errors.js", "./protocol.js"].map((r) =>
+  const shared = ["../errors.js", "../port/protocol.js"].map((r) =>
     fileURLToPath(new URL(r, import.meta.url)),
   );
   return [...files, ...shared].map((f) => realpathSync(f));

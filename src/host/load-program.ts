@@ -22,8 +22,8 @@ import {
 import type { SandboxConfig } from "../config/sandbox-config.js";
 import { ConfigError, type ConfigIssue, configError } from "../errors.js";
 import { createSandbox, policyOf } from "../sandbox/sandbox.js";
+import { isPathLike } from "../threads/module-grants.js";
 import type { HostOptions, WorkerSpec } from "./host-types.js";
-import { isPathLike } from "./module-grants.js";
 
 const PROGRAM_FILE = "program.yaml";
 const WORKER_SUFFIX = ".worker";

@@ -7,15 +7,15 @@ import { existsSync, realpathSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import type { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
+import type { OnApproval } from "../approvals/approvals.js";
 import type { WorkerSpec } from "../config/worker-spec.js";
 import { type ConfigIssue, configError } from "../errors.js";
+import { isLlmWorker, resolveWorkerModels, type WorkerModel } from "../models/model-host.js";
 import { Sandbox } from "../sandbox/sandbox.js";
+import { isPathLike } from "../threads/module-grants.js";
+import { llmWorkerCode } from "../threads/permissions.js";
 import { TOOL_NAMES } from "../tools/types.js";
-import type { OnApproval } from "./approvals.js";
 import type { DynamicOption, HostOptions } from "./host-types.js";
-import { isLlmWorker, resolveWorkerModels, type WorkerModel } from "./model-host.js";
-import { isPathLike } from "./module-grants.js";
-import { llmWorkerCode } from "./permissions.js";
 
 const HOST_KEYS = [
   "sandbox",

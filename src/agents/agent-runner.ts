@@ -6,25 +6,44 @@
  */
 import { setMaxListeners } from "node:events";
 import {
+  AgentGate,
+  type GrantRecord,
+  type OnApproval,
+  portTargets,
+} from "../approvals/approvals.js";
+import { intersectSandboxes } from "../approvals/expansion.js";
+import {
   AgentThreadError,
   DelegationRefusedError,
   escapeControl,
   SandboxError,
 } from "../errors.js";
+import type { AuditLog } from "../host/audit-log.js";
+import type { EventHub } from "../host/event-hub.js";
+import type { WorkerSpec } from "../host/host-types.js";
+import {
+  isLlmWorker,
+  serveModelCall,
+  ToolCallTracker,
+  type WorkerModel,
+} from "../models/model-host.js";
 import { runCommand } from "../os/run-command.js";
+import { createFairScheduler, type FairScheduler } from "../port/fair-scheduler.js";
+import type {
+  Attachment,
+  LlmWorkerInput,
+  RunCommandReply,
+  RunCommandRequest,
+} from "../port/protocol.js";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
-import { type AgentThreadOptions, DeadlineExceeded, runAgentThread } from "./agent-thread.js";
-import { AgentGate, type GrantRecord, type OnApproval, portTargets } from "./approvals.js";
-import type { AuditLog } from "./audit-log.js";
+import {
+  type AgentThreadOptions,
+  DeadlineExceeded,
+  runAgentThread,
+} from "../threads/agent-thread.js";
+import { canRestrictNetwork, llmWorkerCode } from "../threads/permissions.js";
+import type { SparePools } from "../threads/spare-pool.js";
 import { checkCallOptions, readAttachments } from "./delegation-options.js";
-import type { EventHub } from "./event-hub.js";
-import { intersectSandboxes } from "./expansion.js";
-import { createFairScheduler, type FairScheduler } from "./fair-scheduler.js";
-import type { WorkerSpec } from "./host-types.js";
-import { isLlmWorker, serveModelCall, ToolCallTracker, type WorkerModel } from "./model-host.js";
-import { canRestrictNetwork, llmWorkerCode } from "./permissions.js";
-import type { Attachment, LlmWorkerInput, RunCommandReply, RunCommandRequest } from "./protocol.js";
-import type { SparePools } from "./spare-pool.js";
 import { applyWorkerSandbox } from "./worker-sandbox.js";
 
 /** How long a terminated thread may take to exit before it counts as stuck. */

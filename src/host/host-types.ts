@@ -4,18 +4,18 @@
  */
 
 import type { Writable } from "node:stream";
+import type { OnApproval } from "../approvals/approvals.js";
 import type { SandboxConfig } from "../config/sandbox-config.js";
 import type { WorkerSpec } from "../config/worker-spec.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
-import type { OnApproval } from "./approvals.js";
 
-export type { WorkerSandboxSpec, WorkerSpec } from "../config/worker-spec.js";
 export type {
   ApprovalDecision,
   ApprovalOperation,
   ApprovalRequest,
   OnApproval,
-} from "./approvals.js";
+} from "../approvals/approvals.js";
+export type { WorkerSandboxSpec, WorkerSpec } from "../config/worker-spec.js";
 
 /** Options of `createHost`. */
 export interface HostOptions {
