@@ -11,12 +11,12 @@
  */
 import { closeSync, readSync, statSync } from "node:fs";
 import { InvalidRequestError, ioError } from "../errors.js";
-import type { GrepMatch, GrepOptions, GrepResult } from "../port/protocol.js";
 import { openVerified } from "../sandbox/fd-check.js";
 import { listFiles } from "../sandbox/io-list.js";
 import { capFor } from "../sandbox/io-read.js";
 import { startPace, yieldIfDue } from "../sandbox/pace.js";
 import type { Policy } from "../sandbox/policy.js";
+import type { GrepMatch, GrepOptions, GrepResult } from "../sandbox/types.js";
 
 export type { GrepMatch, GrepOptions, GrepResult };
 

@@ -5,7 +5,6 @@
 import { resolve as resolveHostPath } from "node:path";
 import { parseSandboxConfig, type SandboxConfig } from "../config/sandbox-config.js";
 import { wrapFsError } from "../errors.js";
-import type { FileEdit, FileStat, SandboxDescription } from "../port/protocol.js";
 import {
   type DeriveOptions,
   derivePolicy,
@@ -15,6 +14,7 @@ import {
 import * as io from "./io.js";
 import { MountTable } from "./mount-table.js";
 import { type Access, Policy } from "./policy.js";
+import type { FileEdit, FileStat, SandboxDescription } from "./types.js";
 
 export type { FileEdit, FileStat, SandboxDescription };
 

@@ -10,7 +10,7 @@
  * sandbox refuses instead of editing the wrong text.
  */
 import { editFailed } from "../errors.js";
-import type { FileEdit } from "../port/protocol.js";
+import type { FileEdit } from "../sandbox/types.js";
 
 /** How an edit's `oldText` was found. */
 export type MatchKind = "exact" | "line_endings" | "whitespace";

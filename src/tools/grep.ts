@@ -12,7 +12,7 @@
  * gets is the same in every case.
  */
 import { z } from "zod";
-import type { GrepOptions, GrepResult } from "../port/protocol.js";
+import type { GrepOptions, GrepResult } from "../sandbox/types.js";
 import { defineTool, isSandboxError, oneLine, showPath } from "./format.js";
 import { looksBinary, readableNote } from "./read.js";
 import type { ToolContext, ToolDefinition, ToolEnv, ToolSandbox } from "./types.js";

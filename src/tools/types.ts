@@ -4,7 +4,7 @@
  */
 import type { z } from "zod";
 import type { OnApproval } from "../approvals/approvals.js";
-import type { FileEdit, FileStat, SandboxDescription } from "../port/protocol.js";
+import type { FileEdit, FileStat, SandboxDescription } from "../sandbox/types.js";
 
 /** A value, or a promise of it: `Sandbox` answers some questions synchronously, `ctx.sandbox` never. */
 export type MaybePromise<T> = T | Promise<T>;
