@@ -15,7 +15,8 @@ import { MessageChannel, type MessagePort } from "node:worker_threads";
 import * as Comlink from "comlink";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createSandbox, type Sandbox } from "../src/index.js";
-import { MAX_THREAD_GREP_BUDGET_MS, serveSandbox } from "../src/port/port-server.js";
+import { MAX_THREAD_GREP_BUDGET_MS } from "../src/port/grep-op.js";
+import { serveSandbox } from "../src/port/port-server.js";
 
 /** The options and call of every search the port server starts. */
 const searches = vi.hoisted(() => [] as { opts: unknown; call: unknown }[]);

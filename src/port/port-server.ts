@@ -3,7 +3,7 @@
  * `MessagePort`, to a worker that is assumed hostile.
  *
  * Only the operations in {@link SANDBOX_OPS} run, each with hand-written
- * argument checks (no zod on the hot path). Nothing the worker sends is ever
+ * argument checks (no zod on the hot path; see `operations.ts`). Nothing the worker sends is ever
  * used as a property key on a live object: operations are looked up in a
  * null-prototype table, so `constructor`, `__proto__` or `then` are simply
  * unknown operations. Comlink messages (`{ type: "GET" | "APPLY" | … }`) have
@@ -11,151 +11,28 @@
  */
 import type { MessagePort } from "node:worker_threads";
 import { escapeControl, ioError, SandboxError } from "../errors.js";
-import { createModelRequestChecker, type ModelRequestChecker } from "../models/model-host.js";
-import { searchSandbox } from "../pool/index.js";
-import type { FileEdit, Sandbox } from "../sandbox/sandbox.js";
+import { createModelRequestChecker } from "../models/model-host.js";
+import type { Sandbox } from "../sandbox/sandbox.js";
+import type { GrepOptions } from "../sandbox/types.js";
 import { measureMessage } from "../threads/message-size.js";
-import { defaultScheduler, type FairScheduler } from "./fair-scheduler.js";
+import { type Checked, type Handler, isId, isPlainObject } from "./arg-checks.js";
+import { defaultScheduler } from "./fair-scheduler.js";
+import { AWAITING_OPS, findHookHandler, HANDLERS } from "./operations.js";
 import {
-  ACK_OP,
-  DELEGATE_OP,
-  type GrepOptions,
-  INVALID_REQUEST,
-  MODEL_GENERATE_OP,
-  MODEL_STREAM_OP,
-  type PortReply,
-  RUN_COMMAND_OP,
-  type RunCommandReply,
-  type RunCommandRequest,
-  type WireError,
-} from "./protocol.js";
+  DEFAULT_MAX_BYTES_IN_FLIGHT,
+  DEFAULT_MAX_IN_FLIGHT,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  type PortServer,
+  type PortServerOptions,
+} from "./port-options.js";
+import { ACK_OP, INVALID_REQUEST, type PortReply, type WireError } from "./protocol.js";
 
-/** Default cap on one message's payload (strings count 2 bytes per code unit). */
-export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
-/** Default cap on requests one worker may have in flight at once. */
-export const DEFAULT_MAX_IN_FLIGHT = 256;
-/**
- * Default budget of bytes one worker may have in flight: requests received
- * and not yet answered, plus big replies not yet acknowledged.
- */
-export const DEFAULT_MAX_BYTES_IN_FLIGHT = 128 * 1024 * 1024;
 /** Operations of one worker running at once; the rest wait in order. */
 const MAX_RUNNING = 4;
 /** Replies at least this big are counted until the thread acknowledges them. */
 const ACK_THRESHOLD = 64 * 1024;
 /** Longest operation name accepted. */
 const MAX_OP_CHARS = 64;
-/** Longest path or glob string accepted; the sandbox itself rejects paths over 4096 bytes. */
-const MAX_PATH_CHARS = 16 * 1024;
-/** Most edits accepted in one `editFile` call. */
-const MAX_EDITS = 10_000;
-/** Longest grep pattern accepted. */
-const MAX_PATTERN_CHARS = 16 * 1024;
-/** Largest number accepted for a grep budget (the search caps each budget lower). */
-const MAX_GREP_NUMBER = 2 ** 40;
-/**
- * Longest time budget of a grep from a thread: a thread's search holds one
- * of the host's few pool threads for that long (plus a grace period).
- */
-export const MAX_THREAD_GREP_BUDGET_MS = 10_000;
-
-/** Why the server gave up on a worker (the owner should terminate it). */
-export interface PortViolation {
-  kind: "oversize";
-  /** Lower bound of the message's size, in bytes. */
-  bytes: number;
-  limit: number;
-}
-
-/** Options of {@link serveSandbox}. */
-export interface PortServerOptions {
-  /** Payload cap per message; a bigger message is a violation. Default 64 MiB. */
-  maxMessageBytes?: number;
-  /** Requests in flight per worker; more are refused with an error. Default 256. */
-  maxInFlight?: number;
-  /**
-   * Bytes in flight per worker: requests not yet answered plus replies of
-   * 64 KiB or more not yet acknowledged by the thread. A request that would
-   * exceed it is refused; no operation starts while it is exceeded. Default
-   * 128 MiB; at least `maxMessageBytes` is used.
-   */
-  maxBytesInFlight?: number;
-  /**
-   * The scheduler that shares the host among agents: give every port server
-   * of one host the same one ({@link createFairScheduler}). Default: one
-   * scheduler shared by the whole process.
-   */
-  scheduler?: FairScheduler;
-  /**
-   * Called once for an oversized message, which is then dropped. A thread's
-   * `resourceLimits` do not cover ArrayBuffers, so the owner should terminate
-   * the sender. The server stops serving after a violation.
-   */
-  onViolation?: (violation: PortViolation) => void;
-  /**
-   * Called with any non-mountbox error an operation threw (a bug, or an fs
-   * error the I/O layer did not wrap). The worker only ever sees a generic
-   * `IoError`, because such errors may carry host paths.
-   */
-  onInternalError?: (error: unknown, op: string) => void;
-  /**
-   * Runtime II hook: serves `ctx.delegate(worker, input, opts)`. Without it
-   * the `delegate` operation is refused like any unknown operation.
-   */
-  onDelegate?: (worker: string, input: unknown, opts: Record<string, unknown>) => Promise<unknown>;
-  /**
-   * Serves an LLM agent's model calls (`model.generate`, `model.stream`) with
-   * the call options checked by `checkModelCallOptions`. Without it both
-   * operations are refused like any unknown operation: only LLM workers get it.
-   */
-  onModel?: (kind: "generate" | "stream", options: Record<string, unknown>) => Promise<unknown>;
-  /**
-   * Serves `ctx.runCommand(command, opts)`. Without it `runCommand` is
-   * refused like any unknown operation.
-   */
-  onRunCommand?: (command: string, opts: RunCommandRequest) => Promise<RunCommandReply>;
-  /**
-   * Called after each sandbox operation (not `delegate`, model calls or `runCommand`) with its outcome,
-   * for events and audit. `path` is the worker's own (virtual) argument.
-   */
-  onOperation?: (op: string, path: string | undefined, error: SandboxError | undefined) => void;
-  /**
-   * Called before each sandbox operation (not `delegate`, model calls or
-   * `runCommand`) with its checked arguments: it may wait (an approver),
-   * reject (the operation fails with that error, unrun), or return the
-   * sandbox to serve it with (the agent's sandbox widened by grants). While
-   * it waits the operation holds no running slot and no scheduler turn, so a
-   * slow approver stalls only this worker's gated operations.
-   */
-  beforeOperation?: (
-    op: string,
-    args: readonly unknown[],
-  ) => Sandbox | undefined | Promise<Sandbox | undefined>;
-}
-
-/** A running server; see {@link serveSandbox}. */
-export interface PortServer {
-  /** Requests currently being served. */
-  readonly inFlight: number;
-  /**
-   * Stops serving and closes the port. Queued operations never start;
-   * running ones stop at their next safe point (a move or tree operation is
-   * rolled back); replies still pending are dropped.
-   */
-  close(): void;
-}
-
-/** Arguments after validation, plus their payload size in bytes. */
-interface Checked {
-  args: unknown[];
-  bytes: number;
-}
-
-type Handler = {
-  check: (args: unknown[]) => Checked | string;
-  run: (sandbox: Sandbox, args: unknown[], signal: AbortSignal) => unknown;
-};
-
 /**
  * Serves `sandbox` on `port` until {@link PortServer.close}. Every request is
  * answered, with a value or an error, unless it is oversized (see
@@ -351,7 +228,7 @@ export function serveSandbox(
       }
       return;
     }
-    const handler = hookHandler(op, opts, checkModel) ?? HANDLERS[op];
+    const handler = findHookHandler(op, opts, checkModel) ?? HANDLERS[op];
     if (handler === undefined) {
       const size = measureMessage(args, maxBytes);
       if (size > maxBytes) {
@@ -456,324 +333,6 @@ function readComlinkId(data: unknown): string | null {
   return typeof id === "string" && id.length <= 200 && typeof type === "string" ? id : null;
 }
 
-function isId(v: unknown): v is number {
-  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (typeof v !== "object" || v === null) return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
-}
-
-// ---------------------------------------------------------------------------
-// Argument checks. Each returns the arguments to call with (copies where the
-// worker could still mutate them, e.g. shared memory) and their size.
-// ---------------------------------------------------------------------------
-
-function isPath(v: unknown): v is string {
-  return typeof v === "string" && v.length <= MAX_PATH_CHARS;
-}
-
-function arity(args: unknown[], min: number, max: number): string | undefined {
-  if (args.length < min || args.length > max)
-    return min === max ? `expected ${min} argument(s)` : `expected ${min} to ${max} arguments`;
-  return undefined;
-}
-
-/** Checks a strict options object of booleans; returns it normalized, or an error. */
-function readOptions(
-  v: unknown,
-  allowed: readonly string[],
-): Record<string, boolean> | string | undefined {
-  if (v === undefined) return undefined;
-  if (!isPlainObject(v)) return "options must be an object";
-  const out: Record<string, boolean> = {};
-  for (const k in v) {
-    if (!allowed.includes(k)) return `unknown option ${JSON.stringify(k.slice(0, 64))}`;
-    const value = v[k];
-    if (value === undefined) continue;
-    if (typeof value !== "boolean") return `option ${k} must be a boolean`;
-    out[k] = value;
-  }
-  return out;
-}
-
-const pathsOnly =
-  (n: number) =>
-  (args: unknown[]): Checked | string => {
-    const bad = arity(args, n, n);
-    if (bad) return bad;
-    let bytes = 0;
-    for (const a of args) {
-      if (!isPath(a)) return "a path must be a string";
-      bytes += a.length * 2;
-    }
-    return { args, bytes };
-  };
-
-const withOptions =
-  (paths: number, allowed: readonly string[]) =>
-  (args: unknown[]): Checked | string => {
-    const bad = arity(args, paths, paths + 1);
-    if (bad) return bad;
-    let bytes = 0;
-    for (let i = 0; i < paths; i++) {
-      const a = args[i];
-      if (!isPath(a)) return "a path must be a string";
-      bytes += a.length * 2;
-    }
-    const o = readOptions(args[paths], allowed);
-    if (typeof o === "string") return o;
-    return { args: [...args.slice(0, paths), o], bytes };
-  };
-
-function checkWrite(args: unknown[]): Checked | string {
-  const bad = arity(args, 2, 2);
-  if (bad) return bad;
-  const [path, content] = args;
-  if (!isPath(path)) return "a path must be a string";
-  if (typeof content === "string") return { args, bytes: path.length * 2 + content.length * 2 };
-  if (content instanceof Uint8Array) {
-    // A view may sit on shared memory the worker can still change, or on a
-    // bigger buffer: copy exactly the bytes meant.
-    const bytes = content.buffer.byteLength + path.length * 2;
-    return { args: [path, new Uint8Array(content)], bytes };
-  }
-  return "content must be a string or a Uint8Array";
-}
-
-function checkEdit(args: unknown[]): Checked | string {
-  const bad = arity(args, 2, 3);
-  if (bad) return bad;
-  const [path, edits, options] = args;
-  if (!isPath(path)) return "a path must be a string";
-  if (!Array.isArray(edits) || edits.length > MAX_EDITS)
-    return `edits must be an array of at most ${MAX_EDITS} { oldText, newText }`;
-  let bytes = path.length * 2;
-  const clean: FileEdit[] = [];
-  for (const e of edits) {
-    if (!isPlainObject(e)) return "each edit must be an object { oldText, newText }";
-    for (const k in e)
-      if (k !== "oldText" && k !== "newText") return `unknown edit key ${JSON.stringify(k)}`;
-    const { oldText, newText } = e;
-    if (typeof oldText !== "string" || typeof newText !== "string")
-      return "oldText and newText must be strings";
-    bytes += (oldText.length + newText.length) * 2 + 16;
-    clean.push({ oldText, newText });
-  }
-  const o = readOptions(options, ["dryRun"]);
-  if (typeof o === "string") return o;
-  return { args: [path, clean, o], bytes };
-}
-
-function checkList(args: unknown[]): Checked | string {
-  const bad = arity(args, 0, 2);
-  if (bad) return bad;
-  let bytes = 0;
-  for (const a of args) {
-    if (a === undefined) continue;
-    if (!isPath(a)) return "path and pattern must be strings";
-    bytes += a.length * 2;
-  }
-  return { args, bytes };
-}
-
-const noArgs = (args: unknown[]): Checked | string => arity(args, 0, 0) ?? { args, bytes: 0 };
-
-/** The string options of `grep` and their longest accepted length. */
-const GREP_STRINGS: Record<string, number> = {
-  pattern: MAX_PATTERN_CHARS,
-  flags: 16,
-  path: MAX_PATH_CHARS,
-  glob: MAX_PATH_CHARS,
-};
-/** The numeric options of `grep` (budgets; the search checks and caps them further). */
-const GREP_NUMBERS = ["maxMatches", "maxBytes", "maxFileBytes", "timeBudgetMs", "maxLineChars"];
-
-/**
- * Checks `grep`'s one argument, a strict options object: known keys only,
- * strings capped, numbers non-negative integers within bounds. Returns a
- * fresh copy holding exactly the accepted keys.
- */
-function checkGrep(args: unknown[]): Checked | string {
-  const bad = arity(args, 1, 1);
-  if (bad) return bad;
-  const v = args[0];
-  if (!isPlainObject(v)) return "options must be an object { pattern, path?, glob?, flags?, … }";
-  const out: Record<string, string | number> = {};
-  let bytes = 0;
-  for (const k in v) {
-    const value = v[k];
-    const maxChars = Object.hasOwn(GREP_STRINGS, k) ? GREP_STRINGS[k] : undefined;
-    if (maxChars !== undefined) {
-      if (value === undefined) continue;
-      if (typeof value !== "string" || value.length > maxChars)
-        return `${k} must be a string of at most ${maxChars} characters`;
-      out[k] = value;
-      bytes += value.length * 2;
-    } else if (GREP_NUMBERS.includes(k)) {
-      if (value === undefined) continue;
-      if (
-        typeof value !== "number" ||
-        !Number.isInteger(value) ||
-        value < 0 ||
-        value > MAX_GREP_NUMBER
-      )
-        return `${k} must be a non-negative integer of at most ${MAX_GREP_NUMBER}`;
-      out[k] = k === "timeBudgetMs" ? Math.min(value, MAX_THREAD_GREP_BUDGET_MS) : value;
-    } else return `unknown option ${JSON.stringify(k.slice(0, 64))}`;
-  }
-  if (typeof out.pattern !== "string") return "pattern must be a string";
-  return { args: [out], bytes };
-}
-
-const s = (v: unknown): string => v as string;
-const o = (v: unknown) => v as Record<string, boolean> | undefined;
-
-/** The allowlist. A null prototype: no inherited key can ever name a handler. */
-const HANDLERS: Record<string, Handler | undefined> = Object.assign(Object.create(null), {
-  readFile: { check: pathsOnly(1), run: (sb, a) => sb.readFile(s(a[0])) },
-  readBytes: {
-    check: pathsOnly(1),
-    // Node may hand back a view into a shared pool: cloning the view would
-    // send the whole pool. Copy exactly the file's bytes.
-    run: async (sb, a) => exactBytes(await sb.readBytes(s(a[0]))),
-  },
-  writeFile: {
-    check: checkWrite,
-    run: (sb, a) => sb.writeFile(s(a[0]), a[1] as string | Uint8Array),
-  },
-  editFile: {
-    check: checkEdit,
-    run: async (sb, a) => {
-      const r = await sb.editFile(s(a[0]), a[1] as FileEdit[], o(a[2]));
-      return { diff: r.diff };
-    },
-  },
-  listFiles: {
-    check: checkList,
-    run: (sb, a, signal) =>
-      sb.listFiles(a[0] as string | undefined, a[1] as string | undefined, { signal }),
-  },
-  stat: {
-    check: pathsOnly(1),
-    run: async (sb, a) => {
-      const st = await sb.stat(s(a[0]));
-      return { type: st.type, size: st.size, mtimeMs: st.mtimeMs };
-    },
-  },
-  exists: { check: pathsOnly(1), run: (sb, a) => sb.exists(s(a[0])) },
-  mkdir: { check: pathsOnly(1), run: (sb, a) => sb.mkdir(s(a[0])) },
-  remove: {
-    check: withOptions(1, ["recursive"]),
-    run: (sb, a, signal) => sb.remove(s(a[0]), { ...o(a[1]), signal }),
-  },
-  move: {
-    check: withOptions(2, ["overwrite"]),
-    run: (sb, a, signal) => sb.move(s(a[0]), s(a[1]), { ...o(a[2]), signal }),
-  },
-  canRead: { check: pathsOnly(1), run: (sb, a) => sb.canRead(s(a[0])) },
-  canWrite: { check: pathsOnly(1), run: (sb, a) => sb.canWrite(s(a[0])) },
-  readableRoots: { check: noArgs, run: (sb) => sb.readableRoots },
-  writableRoots: { check: noArgs, run: (sb) => sb.writableRoots },
-  describe: { check: noArgs, run: (sb) => sb.describe() },
-  grep: {
-    check: checkGrep,
-    // In the pool of trusted host threads (a search never holds this loop),
-    // with this agent's policy; closing the server stops it.
-    run: (sb, a, signal) => searchSandbox(sb, a[0] as GrepOptions, { signal }),
-  },
-} satisfies Record<string, Handler>);
-
-/** Operations served by a hook, each waiting on something other than the host's loop. */
-const AWAITING_OPS = new Set([DELEGATE_OP, MODEL_GENERATE_OP, MODEL_STREAM_OP, RUN_COMMAND_OP]);
-
-/** Longest command `runCommand` accepts. */
-const MAX_COMMAND_CHARS = 64 * 1024;
-
-/** The handler of a hook operation whose hook the owner gave, else undefined. */
-function hookHandler(
-  op: string,
-  opts: PortServerOptions,
-  checkModel: ModelRequestChecker | undefined,
-): Handler | undefined {
-  if (op === DELEGATE_OP && opts.onDelegate) return delegateHandler(opts);
-  if ((op === MODEL_GENERATE_OP || op === MODEL_STREAM_OP) && opts.onModel && checkModel)
-    return modelHandler(op === MODEL_GENERATE_OP ? "generate" : "stream", opts.onModel, checkModel);
-  if (op === RUN_COMMAND_OP && opts.onRunCommand) return runCommandHandler(opts.onRunCommand);
-  return undefined;
-}
-
-function modelHandler(
-  kind: "generate" | "stream",
-  onModel: NonNullable<PortServerOptions["onModel"]>,
-  checkModel: ModelRequestChecker,
-): Handler {
-  return {
-    check(args) {
-      const bad = arity(args, 1, 1);
-      if (bad) return bad;
-      // Every field checked: the host passes only the accepted ones on.
-      const checked = checkModel(args[0]);
-      if (typeof checked === "string") return checked;
-      return { args: [checked.options], bytes: checked.bytes };
-    },
-    run: (_sb, a) => onModel(kind, a[0] as Record<string, unknown>),
-  };
-}
-
-function runCommandHandler(onRunCommand: NonNullable<PortServerOptions["onRunCommand"]>): Handler {
-  return {
-    check(args) {
-      const bad = arity(args, 1, 2);
-      if (bad) return bad;
-      const [command, options] = args;
-      if (typeof command !== "string" || command === "" || command.length > MAX_COMMAND_CHARS)
-        return `command must be a non-empty string of at most ${MAX_COMMAND_CHARS} characters`;
-      const out: RunCommandRequest = {};
-      if (options !== undefined) {
-        if (!isPlainObject(options)) return "options must be an object";
-        for (const k in options) {
-          if (k !== "timeoutMs") return `unknown option ${JSON.stringify(k.slice(0, 64))}`;
-          const t = options[k];
-          if (t === undefined) continue;
-          if (typeof t !== "number" || !Number.isInteger(t) || t < 1)
-            return "timeoutMs must be a positive integer";
-          out.timeoutMs = t;
-        }
-      }
-      return { args: [command, out], bytes: command.length * 2 };
-    },
-    run: (_sb, a) => onRunCommand(s(a[0]), a[1] as RunCommandRequest),
-  };
-}
-
-function delegateHandler(opts: PortServerOptions): Handler {
-  return {
-    check(args) {
-      const bad = arity(args, 2, 3);
-      if (bad) return bad;
-      const [worker, input, options] = args;
-      if (typeof worker !== "string" || worker.length > 256) return "worker must be a name";
-      if (options !== undefined && !isPlainObject(options)) return "options must be an object";
-      // Validated in full by the host's delegate handler; sized here. A port
-      // in the input could not be passed on to the callee's thread.
-      let hasPort = false;
-      const flag = () => {
-        hasPort = true;
-      };
-      const bytes =
-        measureMessage(input, Number.MAX_SAFE_INTEGER, undefined, flag) +
-        measureMessage(options, 1 << 20, undefined, flag);
-      if (hasPort) return "input and options must not contain message ports";
-      return { args, bytes };
-    },
-    run: (_sb, a) =>
-      opts.onDelegate?.(s(a[0]), a[1], (a[2] as Record<string, unknown> | undefined) ?? {}),
-  };
-}
-
 /** The virtual path an operation is about, for its event: its first argument, or grep's `path`. */
 function pathArgOf(op: string, args: unknown[]): string | undefined {
   const first = op === "grep" ? ((args[0] as GrepOptions).path ?? "/") : args[0];
@@ -785,12 +344,6 @@ function escapePathOf(err: SandboxError): SandboxError {
   if (err.path === undefined) return err;
   const path = escapeControl(err.path);
   return path === err.path ? err : SandboxError.fromJSON({ ...err.toJSON(), path });
-}
-
-function exactBytes(b: Uint8Array): Uint8Array {
-  const whole =
-    b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer;
-  return whole && Object.getPrototypeOf(b) === Uint8Array.prototype ? b : new Uint8Array(b);
 }
 
 /**

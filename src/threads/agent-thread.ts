@@ -20,7 +20,8 @@ import { type AgentFailure, AgentThreadError, SandboxError } from "../errors.js"
 
 export { type AgentFailure, AgentThreadError };
 
-import { type PortServerOptions, serveSandbox } from "../port/port-server.js";
+import type { PortServerOptions } from "../port/port-options.js";
+import { serveSandbox } from "../port/port-server.js";
 import type { Attachment, LogLevel, ThreadBootData } from "../port/protocol.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import { measureMessage } from "./message-size.js";
