@@ -11,7 +11,10 @@
  */
 import type { MessagePort } from "node:worker_threads";
 import { escapeControl, ioError, SandboxError } from "../errors.js";
-import { createModelRequestChecker, type ModelRequestChecker } from "../models/model-host.js";
+import {
+  createModelRequestChecker,
+  type ModelRequestChecker,
+} from "../models/model-request-checks.js";
 import { searchSandbox } from "../pool/index.js";
 import type { FileEdit, Sandbox } from "../sandbox/sandbox.js";
 import { measureMessage } from "../threads/message-size.js";
