@@ -11,7 +11,7 @@
 import { fileURLToPath } from "node:url";
 import { MockLanguageModelV3 } from "ai/test";
 import { createSandbox, type Sandbox } from "../src/index.js";
-import { serveModelCall } from "../src/models/model-host.js";
+import { serveModelCall } from "../src/models/model-calls.js";
 import { runAgentThread } from "../src/threads/agent-thread.js";
 import { llmWorkerCode } from "../src/threads/permissions.js";
 import { type BenchRow, CI_MODE } from "./lib.js";

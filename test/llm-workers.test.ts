@@ -27,12 +27,12 @@ import {
 } from "../dist/src/index.js";
 import type { Host, HostEvent, HostOptions } from "../src/index.js";
 import { createSandbox } from "../src/index.js";
+import { serveModelCall } from "../src/models/model-calls.js";
 import {
   checkModelCallOptions,
   createModelRequestChecker,
-  MAX_NODES,
-  serveModelCall,
-} from "../src/models/model-host.js";
+} from "../src/models/model-request-checks.js";
+import { MAX_NODES } from "../src/models/plain-data.js";
 import { serveSandbox } from "../src/port/port-server.js";
 import { MISSING_AI_FOR_LLM_WORKERS } from "../src/threads/permissions.js";
 import { createProxyModel } from "../workers/model-client.js";

@@ -5,13 +5,10 @@
  * them here; everything in this class trusts them.
  */
 import { setMaxListeners } from "node:events";
-import {
-  AgentGate,
-  type GrantRecord,
-  type OnApproval,
-  portTargets,
-} from "../approvals/approvals.js";
+import { AgentGate, type GrantRecord } from "../approvals/agent-gate.js";
+import type { OnApproval } from "../approvals/approval-types.js";
 import { intersectSandboxes } from "../approvals/expansion.js";
+import { portTargets } from "../approvals/gate-targets.js";
 import {
   AgentThreadError,
   DelegationRefusedError,
@@ -21,12 +18,9 @@ import {
 import type { AuditLog } from "../host/audit-log.js";
 import type { EventHub } from "../host/event-hub.js";
 import type { WorkerSpec } from "../host/host-types.js";
-import {
-  isLlmWorker,
-  serveModelCall,
-  ToolCallTracker,
-  type WorkerModel,
-} from "../models/model-host.js";
+import { serveModelCall } from "../models/model-calls.js";
+import { ToolCallTracker } from "../models/tool-call-tracker.js";
+import { isLlmWorker, type WorkerModel } from "../models/worker-models.js";
 import { runCommand } from "../os/run-command.js";
 import { createFairScheduler, type FairScheduler } from "../port/fair-scheduler.js";
 import type {

@@ -6,7 +6,7 @@
  */
 import type { WorkerSpec } from "../config/worker-spec.js";
 import { isWithin } from "../sandbox/virtual-path.js";
-import type { GrantRecord } from "./approvals.js";
+import type { GrantRecord } from "./agent-gate.js";
 
 /** A worker's suggested `sandbox` block. */
 export interface SuggestedSandbox {

@@ -4,7 +4,7 @@
  */
 
 import type { Writable } from "node:stream";
-import type { OnApproval } from "../approvals/approvals.js";
+import type { OnApproval } from "../approvals/approval-types.js";
 import type { SandboxConfig } from "../config/sandbox-config.js";
 import type { WorkerSpec } from "../config/worker-spec.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
@@ -14,7 +14,7 @@ export type {
   ApprovalOperation,
   ApprovalRequest,
   OnApproval,
-} from "../approvals/approvals.js";
+} from "../approvals/approval-types.js";
 export type { WorkerSandboxSpec, WorkerSpec } from "../config/worker-spec.js";
 
 /** Options of `createHost`. */

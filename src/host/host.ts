@@ -22,7 +22,7 @@ import {
   escapeControl,
   ioError,
 } from "../errors.js";
-import { isLlmWorker } from "../models/model-host.js";
+import { isLlmWorker } from "../models/worker-models.js";
 import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
 import { normalizeVirtualPath } from "../sandbox/virtual-path.js";
 import { DEFAULT_RESOURCE_LIMITS } from "../threads/agent-thread.js";

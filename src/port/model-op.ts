@@ -3,7 +3,7 @@
  * the request checked by this agent's model request checker before the host's
  * `onModel` sees it.
  */
-import type { ModelRequestChecker } from "../models/model-host.js";
+import type { ModelRequestChecker } from "../models/model-request-checks.js";
 import { arity, type Handler } from "./arg-checks.js";
 import type { PortServerOptions } from "./port-options.js";
 

@@ -3,7 +3,7 @@
  * null-prototype table, and the hook operations (delegation, model calls,
  * shell commands) only where the owner gave the hook.
  */
-import type { ModelRequestChecker } from "../models/model-host.js";
+import type { ModelRequestChecker } from "../models/model-request-checks.js";
 import type { Handler } from "./arg-checks.js";
 import { commandHandler } from "./command-op.js";
 import { delegateHandler } from "./delegate-op.js";

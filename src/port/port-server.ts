@@ -11,7 +11,7 @@
  */
 import type { MessagePort } from "node:worker_threads";
 import { escapeControl, ioError, SandboxError } from "../errors.js";
-import { createModelRequestChecker } from "../models/model-host.js";
+import { createModelRequestChecker } from "../models/model-request-checks.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import type { GrepOptions } from "../sandbox/types.js";
 import { measureMessage } from "../threads/message-size.js";

@@ -7,7 +7,9 @@
  * decides.
  */
 
-import { AgentGate, type OnApproval, toolTargets } from "../approvals/approvals.js";
+import { AgentGate } from "../approvals/agent-gate.js";
+import type { OnApproval } from "../approvals/approval-types.js";
+import { toolTargets } from "../approvals/gate-targets.js";
 import { configError } from "../errors.js";
 import { Sandbox } from "../sandbox/sandbox.js";
 import { formatError } from "./format.js";

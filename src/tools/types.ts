@@ -3,7 +3,7 @@
  * sandbox, what a tool is, and the options that choose and bound the tools.
  */
 import type { z } from "zod";
-import type { OnApproval } from "../approvals/approvals.js";
+import type { OnApproval } from "../approvals/approval-types.js";
 import type { FileEdit, FileStat, SandboxDescription } from "../sandbox/types.js";
 
 /** A value, or a promise of it: `Sandbox` answers some questions synchronously, `ctx.sandbox` never. */

@@ -1,0 +1,264 @@
+/**
+ * Approvals and dynamic expansion, decided by the host (issue 13). Every
+ * agent gets one {@link AgentGate}; the port server calls it before each
+ * sandbox operation, the tool layer before each tool call. The gate asks
+ * with the normalized virtual path (see approver-queue.ts for the request
+ * the approver sees), keeps the agent's session decisions, and widens its
+ * sandbox by the expansions granted.
+ */
+import { ApprovalDeniedError, escapeControl } from "../errors.js";
+import type { AuditLog } from "../host/audit-log.js";
+import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
+import { isWithin, parentPath } from "../sandbox/virtual-path.js";
+import {
+  anyFlag,
+  needsApproval,
+  normalizeQuietly,
+  readsOnlyUnder,
+  realLocation,
+} from "./approval-paths.js";
+import type { ApprovalOperation, OnApproval } from "./approval-types.js";
+import { ApproverQueue, type GateAuditLine } from "./approver-queue.js";
+import { type GrantAccess, widenSandbox } from "./expansion.js";
+import type { GateTarget } from "./gate-targets.js";
+
+/** Dynamic expansion of one agent: on, and never beyond `bound`. */
+export interface GateExpansion {
+  bound: Sandbox;
+}
+
+/** One granted expansion, for `host.suggestedSandboxes()`. */
+export interface GrantRecord {
+  worker: string;
+  access: GrantAccess;
+  dir: string;
+}
+
+/** What one agent's gate needs. */
+export interface GateOptions {
+  agentId: string;
+  worker: string;
+  chain: string[];
+  /** The agent's own sandbox; grants are added to a copy, never to it. */
+  sandbox: Sandbox;
+  onApproval: OnApproval | undefined;
+  expansion: GateExpansion | undefined;
+  audit: AuditLog | undefined;
+  /** Called with every grant (once or session). */
+  onGrant?: (grant: GrantRecord) => void;
+  /**
+   * A search whose folder has flagged areas outside it (reachable only
+   * through links): `restrict` (default) runs it on a sandbox that reads
+   * only under the folder; `ask` asks read for each such area instead (the
+   * in-process tools, which run on the sandbox they were made with).
+   */
+  linksOut?: "restrict" | "ask";
+}
+
+/**
+ * The approvals of one agent's run: its session decisions and grants. Never
+ * shared with callees (each agent has its own gate).
+ */
+export class AgentGate {
+  /** Worker names from the top-level agent down to this one. */
+  readonly chain: string[];
+  readonly #o: GateOptions;
+  /** The agent's sandbox plus its session grants. */
+  #effective: Sandbox;
+  /** Session approvals: `operation` under `dir`. */
+  readonly #session: { operation: string; dir: string }[] = [];
+  /** This agent's line to the approver. */
+  readonly #approver: ApproverQueue;
+
+  constructor(opts: GateOptions) {
+    this.#o = opts;
+    this.chain = opts.chain;
+    this.#effective = opts.sandbox;
+    this.#approver = new ApproverQueue(opts, (e, tool) => this.#audit(e, tool));
+  }
+
+  /** The agent's sandbox with its session grants (what `describe()` shows). */
+  get effective(): Sandbox {
+    return this.#effective;
+  }
+
+  /**
+   * Asks whatever `targets` need and returns the sandbox to run the
+   * operation with (the effective one, plus a `once` grant).
+   * @throws ApprovalDeniedError when an approver said no, or none could be asked
+   */
+  async check(targets: readonly GateTarget[], tool?: string): Promise<Sandbox> {
+    let sb = this.#effective;
+    let treeRoot: string | undefined;
+    for (const t of targets) {
+      const v = normalizeQuietly(sb, t.path);
+      if (v === undefined) continue; // the operation itself reports the bad path
+      const allowed = t.access === "read" ? sb.canRead(v) : sb.canWrite(v);
+      if (!allowed) {
+        const exp = this.#o.expansion;
+        const dir = t.dir === "self" ? v : parentPath(v);
+        if (!exp || !(t.access === "read" ? exp.bound.canRead(dir) : exp.bound.canWrite(dir)))
+          continue; // outside any grant: the operation fails as usual
+        const decision = await this.#approver.ask(
+          { operation: "expand", path: dir, access: t.access },
+          tool,
+        );
+        if (decision === "deny") throw this.#denied("expand", t.access, dir);
+        const widened = (s: Sandbox) => widenSandbox(s, exp.bound, t.access, dir);
+        sb = widened(sb);
+        if (decision === "session") {
+          this.#effective = widened(this.#effective);
+          this.#session.push({ operation: t.operation, dir });
+        }
+        this.#o.onGrant?.({ worker: this.#o.worker, access: t.access, dir });
+        this.#audit(
+          { type: "grant", op: "expand", path: dir, access: t.access, outcome: decision },
+          tool,
+        );
+        continue; // the grant is the approval for this access
+      }
+      // Where the path really leads (a link may lead into a flagged mount).
+      const real = t.tree || !anyFlag(sb, t.access) ? undefined : realLocation(sb, v, t.access);
+      await this.#approve(sb, t.operation, t.access, v, real, t.dir, tool);
+      if (t.tree !== undefined && t.access === "read") {
+        const p = policyOf(sb);
+        // Each flagged mount below the searched folder is asked for by name.
+        for (const m of p.table.mounts) {
+          if (!m.readApproval || m.target === v || !isWithin(m.target, v)) continue;
+          if (!p.reachesBelow(m.target, "read")) continue;
+          await this.#approve(sb, "read", "read", m.target, undefined, "self", tool);
+        }
+        // A flagged area outside it is reachable only through a link, which
+        // a search would read (a listing shows only the link's own name):
+        // the search does not follow links out of the folder then, or asks.
+        const outside =
+          t.tree === "search"
+            ? p.table.mounts.filter(
+                (m) => m.readApproval && !isWithin(m.target, v) && p.reachesBelow(m.target, "read"),
+              )
+            : [];
+        if (this.#o.linksOut !== "ask") {
+          if (outside.length > 0) treeRoot = v;
+        } else
+          for (const m of outside)
+            await this.#approve(sb, "read", "read", m.target, undefined, "self", tool);
+      }
+    }
+    return treeRoot === undefined ? sb : readsOnlyUnder(sb, treeRoot);
+  }
+
+  /**
+   * Asks `operation` on `v` (and, when a link leads elsewhere, on its real
+   * location `real`) unless neither needs approval or this agent's session
+   * decisions cover each one that does.
+   * @throws ApprovalDeniedError
+   */
+  async #approve(
+    sb: Sandbox,
+    operation: GateTarget["operation"],
+    access: GrantAccess,
+    v: string,
+    real: string | undefined,
+    dir: "self" | "parent",
+    tool: string | undefined,
+  ): Promise<void> {
+    const moved = real !== undefined && real !== v;
+    const flagged = (moved ? [v, real] : [v]).filter((l) => needsApproval(sb, l, access));
+    const covered = () => flagged.every((l) => this.#covered(sb, operation, l));
+    if (flagged.length === 0 || covered()) return;
+    const shown = moved ? `${v} (\u2192 ${real})` : v;
+    const decision = await this.#approver.ask({ operation, path: shown }, tool, covered);
+    if (decision === "deny") throw this.#denied(operation, access, shown, v);
+    if (decision === "session")
+      for (const l of flagged)
+        this.#session.push({ operation, dir: dir === "self" && l === v ? v : parentPath(l) });
+  }
+
+  /**
+   * True if a session decision for `operation` covers `v`: under its
+   * directory and in the same mount (a nested mount asks on its own).
+   */
+  #covered(sb: Sandbox, operation: string, v: string): boolean {
+    const table = policyOf(sb).table;
+    const m = table.lookup(v);
+    return this.#session.some(
+      (s) => s.operation === operation && isWithin(v, s.dir) && table.lookup(s.dir) === m,
+    );
+  }
+
+  /**
+   * Writes the audit line of a finished operation. `path` is virtual (the
+   * caller normalized it, or left it out); the error contributes its code.
+   */
+  audit(op: string, path: string | undefined, error: { code: string } | undefined): void {
+    this.#o.audit?.write({
+      type: "operation",
+      agentId: this.#o.agentId,
+      chain: this.#o.chain,
+      op,
+      ...(path === undefined ? {} : { path }),
+      outcome: error ? "error" : "ok",
+      ...(error ? { code: error.code } : {}),
+    });
+  }
+
+  /**
+   * Approval for a shell command: asked when any area the agent can reach
+   * needs approval (a command may read or write anywhere it can).
+   */
+  async checkShell(tool?: string): Promise<Sandbox> {
+    const sb = this.#effective;
+    const p = policyOf(sb);
+    const flagged = p.table.mounts.some(
+      (m) =>
+        (m.readApproval && p.reachesBelow(m.target, "read")) ||
+        (m.writeApproval && p.reachesBelow(m.target, "write")),
+    );
+    if (!flagged || this.#session.some((s) => s.operation === "shell")) return sb;
+    const decision = await this.#approver.ask({ operation: "shell", path: "/" }, tool);
+    if (decision === "deny") throw this.#denied("shell", "write", "/");
+    if (decision === "session") this.#session.push({ operation: "shell", dir: "/" });
+    return sb;
+  }
+
+  #denied(
+    operation: ApprovalOperation,
+    access: GrantAccess,
+    path: string,
+    /** The path the error names, when `path` says more (where a link leads). */
+    errorPath = path,
+  ): ApprovalDeniedError {
+    const p = escapeControl(path);
+    const what =
+      operation === "expand"
+        ? `${access} access to '${p}' is outside this agent's sandbox, and widening it`
+        : operation === "shell"
+          ? "running a shell command here"
+          : `${operation === "read" ? "reading" : operation === "write" ? "writing" : operation === "delete" ? "deleting" : "moving"} '${p}'`;
+    const message = this.#approver.noApprover
+      ? `Access denied: ${what} needs approval, and no approver is configured to give it. Choose a path that needs no approval, or report that you could not do this.`
+      : `Access denied: ${what} was not approved. Do not retry the same request; choose another path or report that you could not do this.`;
+    const err = new ApprovalDeniedError(
+      message,
+      operation === "shell" ? undefined : escapeControl(errorPath),
+    );
+    this.#audit({
+      type: "denial",
+      op: operation,
+      ...(operation === "shell" ? {} : { path }),
+      ...(operation === "expand" ? { access } : {}),
+      outcome: "denied",
+      code: err.code,
+    });
+    return err;
+  }
+
+  #audit(e: GateAuditLine, tool?: string): void {
+    this.#o.audit?.write({
+      ...e,
+      agentId: this.#o.agentId,
+      chain: this.#o.chain,
+      ...(tool ? { tool } : {}),
+    });
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * What an approver is asked and answers (issue 13): the request the host
+ * shows (built by the host, never from text the worker sent) and the three
+ * decisions. `createHost({ onApproval })` and
+ * `createToolDefinitions(sb, { onApproval })` take an {@link OnApproval}.
+ */
+import type { GrantAccess } from "./expansion.js";
+
+/** What an approval is asked for. */
+export type ApprovalOperation = "read" | "write" | "delete" | "move" | "shell" | "expand";
+
+/** An approver's answer: this operation, the rest of this agent's run, or no. */
+export type ApprovalDecision = "once" | "session" | "deny";
+
+/** What the approver is shown; every string is built by the host. */
+export interface ApprovalRequest {
+  /** The asking agent (`a1`, `a2`, …). */
+  agentId: string;
+  /** Its worker's name. */
+  worker: string;
+  /** Worker names from the top-level agent down to this one. */
+  chain: string[];
+  operation: ApprovalOperation;
+  /**
+   * Normalized virtual path (control characters escaped): the file for an
+   * operation, the directory for `expand`, `/` for `shell`.
+   */
+  path: string;
+  /** For `expand`: the access asked for. */
+  access?: GrantAccess;
+  /** The tool, when the call came through the in-process tool layer. */
+  tool?: string;
+}
+
+/** `createHost({ onApproval })`, `createToolDefinitions(sb, { onApproval })`. */
+export type OnApproval = (request: ApprovalRequest) => ApprovalDecision | Promise<ApprovalDecision>;

@@ -1,0 +1,123 @@
+/**
+ * Asking one agent's approver (issue 13). The request the approver sees is
+ * built here from the operation kind and the normalized virtual path —
+ * never from text the worker sent — so a worker cannot put words in front
+ * of the approver.
+ */
+import { escapeControl } from "../errors.js";
+import type {
+  ApprovalDecision,
+  ApprovalOperation,
+  ApprovalRequest,
+  OnApproval,
+} from "./approval-types.js";
+import type { GrantAccess } from "./expansion.js";
+
+/** What is asked: an operation on a path (for `expand`, the access asked for). */
+export interface ApprovalQuestion {
+  operation: ApprovalOperation;
+  path: string;
+  access?: GrantAccess;
+}
+
+/** An audit line of an agent's approvals (the gate adds agent, chain and tool). */
+export interface GateAuditLine {
+  type: "approval_request" | "approval_decision" | "grant" | "denial";
+  op: string;
+  path?: string;
+  access?: GrantAccess;
+  outcome: string;
+  code?: string;
+}
+
+/** Who asks, as the approver sees it, and whom to ask. */
+export interface ApproverQueueOptions {
+  agentId: string;
+  worker: string;
+  chain: string[];
+  onApproval: OnApproval | undefined;
+}
+
+/**
+ * One agent's line to the approver: one request of the agent before the
+ * approver at a time, each asked request and its decision audited.
+ */
+export class ApproverQueue {
+  readonly #o: ApproverQueueOptions;
+  readonly #audit: (e: GateAuditLine, tool?: string) => void;
+  /** Requests of this agent waiting for an answer, by what they ask. */
+  readonly #pending = new Map<string, Promise<ApprovalDecision>>();
+  /** The last request in line: one request of an agent before the approver at a time. */
+  #queue: Promise<unknown> = Promise.resolve();
+  /** Set by the last denial: nobody could be asked. */
+  #noApprover = false;
+
+  constructor(opts: ApproverQueueOptions, audit: (e: GateAuditLine, tool?: string) => void) {
+    this.#o = opts;
+    this.#audit = audit;
+  }
+
+  /** True if the last denial came because no approver is configured. */
+  get noApprover(): boolean {
+    return this.#noApprover;
+  }
+
+  /**
+   * Asks the approver, one request of this agent at a time (the rest wait
+   * in line); an identical request already pending shares its answer.
+   * `covered`, checked when the request's turn comes, skips asking when a
+   * session decision given meanwhile covers it.
+   */
+  ask(what: ApprovalQuestion, tool?: string, covered?: () => boolean): Promise<ApprovalDecision> {
+    const key = `${what.operation}\0${what.access ?? ""}\0${what.path}`;
+    const shared = this.#pending.get(key);
+    if (shared) return shared;
+    const turn = this.#queue.then(() =>
+      covered?.() ? ("once" as const) : this.#askNow(what, tool),
+    );
+    this.#queue = turn.catch(() => undefined);
+    this.#pending.set(key, turn);
+    const done = () => {
+      this.#pending.delete(key);
+    };
+    turn.then(done, done);
+    return turn;
+  }
+
+  async #askNow(what: ApprovalQuestion, tool?: string): Promise<ApprovalDecision> {
+    const o = this.#o;
+    const request: ApprovalRequest = {
+      agentId: o.agentId,
+      worker: o.worker,
+      chain: [...o.chain],
+      operation: what.operation,
+      path: escapeControl(what.path),
+      ...(what.access ? { access: what.access } : {}),
+      ...(tool ? { tool } : {}),
+    };
+    const line = {
+      op: what.operation,
+      path: what.path,
+      ...(what.access ? { access: what.access } : {}),
+    };
+    this.#audit({ type: "approval_request", ...line, outcome: "asked" }, tool);
+    let decision: ApprovalDecision = "deny";
+    let code: string | undefined;
+    if (o.onApproval) {
+      try {
+        const d = await o.onApproval(request);
+        // Anything but the three answers is a no: fail closed.
+        if (d === "once" || d === "session" || d === "deny") decision = d;
+        else code = "invalid_decision";
+      } catch {
+        code = "approver_failed";
+      }
+    } else code = "no_approver";
+    this.#audit(
+      { type: "approval_decision", ...line, outcome: decision, ...(code ? { code } : {}) },
+      tool,
+    );
+    if (decision === "deny") this.#noApprover = code === "no_approver";
+    return decision;
+  }
+}
