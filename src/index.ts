@@ -90,12 +90,12 @@ export {
   type SandboxDescription,
 } from "./sandbox/sandbox.js";
 // Runtime I: agent threads and the port boundary (host side).
-export {
-  type AgentLogEntry,
-  type AgentThreadOptions,
-  type AgentThreadResult,
-  runAgentThread,
-} from "./threads/agent-thread.js";
+export { runAgentThread } from "./threads/agent-thread.js";
+export type {
+  AgentLogEntry,
+  AgentThreadOptions,
+  AgentThreadResult,
+} from "./threads/thread-options.js";
 // Tools (DESIGN §8): framework-neutral tool definitions over a sandbox.
 export {
   createToolDefinitions,

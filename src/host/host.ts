@@ -25,7 +25,6 @@ import {
 import { isLlmWorker } from "../models/worker-models.js";
 import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
 import { normalizeVirtualPath } from "../sandbox/virtual-path.js";
-import { DEFAULT_RESOURCE_LIMITS } from "../threads/agent-thread.js";
 import {
   checkReadGrants,
   computeExecArgv,
@@ -33,6 +32,7 @@ import {
   llmWorkerCode,
 } from "../threads/permissions.js";
 import { SparePools } from "../threads/spare-pool.js";
+import { DEFAULT_RESOURCE_LIMITS } from "../threads/thread-start.js";
 import { type AuditLog, openAuditLog } from "./audit-log.js";
 import { EventHub } from "./event-hub.js";
 import { guardProcessSignals } from "./host-guards.js";

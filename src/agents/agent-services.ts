@@ -1,0 +1,106 @@
+/**
+ * What an agent's thread asks the host for besides sandbox operations and
+ * delegations: an LLM agent's configuration and model calls (the thread
+ * never names a model, nor needs the network), and `ctx.runCommand` for
+ * workers with `shell: true`.
+ */
+import { DelegationRefusedError, escapeControl } from "../errors.js";
+import type { EventHub } from "../host/event-hub.js";
+import type { WorkerSpec } from "../host/host-types.js";
+import { serveModelCall } from "../models/model-calls.js";
+import type { ToolCallTracker } from "../models/tool-call-tracker.js";
+import type { WorkerModel } from "../models/worker-models.js";
+import { runCommand } from "../os/run-command.js";
+import type { LlmWorkerInput, RunCommandReply, RunCommandRequest } from "../port/protocol.js";
+import type { Agent } from "./agent.js";
+
+/** Default time limit of `ctx.runCommand`. */
+const DEFAULT_COMMAND_TIMEOUT_MS = 60_000;
+
+/** Builds what the built-in LLM worker module gets: the worker's configuration and the input. */
+export function buildLlmInput(
+  agent: Agent,
+  workers: Map<string, WorkerSpec>,
+  input: unknown,
+): LlmWorkerInput {
+  const spec = agent.spec;
+  const out: LlmWorkerInput = {
+    instructions: spec.instructions ?? "",
+    workers: (spec.delegates ?? []).map((name) => {
+      const description = workers.get(name)?.description;
+      return description === undefined ? { name } : { name, description };
+    }),
+    shell: spec.shell === true,
+    input,
+  };
+  if (spec.maxSteps !== undefined) out.maxSteps = spec.maxSteps;
+  if (spec.tools !== undefined) out.toolNames = [...spec.tools];
+  return out;
+}
+
+/**
+ * Serves one model call of an LLM agent with the model of its worker's
+ * spec (the thread never names one), and reports it.
+ */
+export async function serveAgentModelCall(
+  hub: EventHub,
+  agent: Agent,
+  model: WorkerModel,
+  tracker: ToolCallTracker,
+  kind: "generate" | "stream",
+  options: Record<string, unknown>,
+): Promise<unknown> {
+  tracker.observePrompt(options.prompt);
+  const result = (await serveModelCall({
+    kind,
+    options,
+    model,
+    signal: agent.controller.signal,
+    onDone: (info) =>
+      hub.emit({
+        type: "model_call",
+        agentId: agent.id,
+        worker: agent.worker,
+        model: escapeControl(model.name),
+        ...(info.inputTokens !== undefined ? { inputTokens: info.inputTokens } : {}),
+        ...(info.outputTokens !== undefined ? { outputTokens: info.outputTokens } : {}),
+        finishReason: info.finishReason,
+        durationMs: Math.round(info.ms * 1000) / 1000,
+        time: Date.now(),
+      }),
+  })) as { content?: unknown; parts?: unknown };
+  tracker.observeAnswer(kind === "generate" ? result.content : result.parts);
+  return result;
+}
+
+/** Serves `ctx.runCommand` for workers with `shell: true`, within the agent's deadline. */
+export async function serveAgentCommand(
+  agent: Agent,
+  command: string,
+  request: RunCommandRequest,
+): Promise<RunCommandReply> {
+  if (agent.spec.shell !== true)
+    throw new DelegationRefusedError(
+      `Shell is not enabled for worker '${agent.worker}': it may not run commands (give it 'shell: true').`,
+    );
+  let timeoutMs = request.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+  if (agent.deadline) timeoutMs = Math.min(timeoutMs, agent.deadline.at - Date.now());
+  if (timeoutMs < 1)
+    throw new DelegationRefusedError("No time is left before this agent's deadline.");
+  const sandbox = agent.gate ? await agent.gate.checkShell() : agent.sandbox;
+  const r = await runCommand(sandbox, command, {
+    timeoutMs,
+    network: agent.spec.network === true,
+    env: {},
+    signal: agent.controller.signal,
+  });
+  return {
+    exitCode: r.exitCode,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    timedOut: r.timedOut,
+    truncated: r.truncated,
+    notes: [...r.notes],
+    confined: r.confined,
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * What an agent's operations leave behind: an `operation` event for each
+ * (and a `denial` event when the sandbox refused it), and a line in the
+ * audit log through the agent's gate — virtual paths only.
+ */
+import { SandboxError } from "../errors.js";
+import type { EventHub } from "../host/event-hub.js";
+import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
+import type { Agent } from "./agent.js";
+
+/** Reports one sandbox operation of `agent` (served by its port server): audit line and events. */
+export function reportOperation(
+  hub: EventHub,
+  agent: Agent,
+  op: string,
+  path: string | undefined,
+  error: SandboxError | undefined,
+): void {
+  const time = Date.now();
+  const p = error?.path ?? path;
+  agent.gate?.audit(
+    op,
+    p === undefined ? undefined : toVirtualOrUndefined(agent.sandbox, p),
+    error,
+  );
+  hub.emit({
+    type: "operation",
+    agentId: agent.id,
+    op,
+    ...(p ? { path: p } : {}),
+    ok: !error,
+    time,
+  });
+  if (error && isDenial(error)) {
+    hub.emit({
+      type: "denial",
+      agentId: agent.id,
+      op,
+      ...(p ? { path: p } : {}),
+      code: error.code,
+      message: error.message,
+      time,
+    });
+  }
+}
+
+/**
+ * `work`, with its audit line written when it settles (hook operations are
+ * not reported by the port server). The line names no command or worker
+ * text: only the operation and its outcome.
+ */
+export function auditWhenSettled<T>(agent: Agent, op: string, work: Promise<T>): Promise<T> {
+  const gate = agent.gate;
+  if (!gate) return work;
+  return work.then(
+    (v) => {
+      gate.audit(op, undefined, undefined);
+      return v;
+    },
+    (err: unknown) => {
+      gate.audit(op, undefined, { code: err instanceof SandboxError ? err.code : "io_error" });
+      throw err;
+    },
+  );
+}
+
+/** Converts a worker's path argument to its canonical virtual form, or undefined (a host path, say). */
+export function toVirtualOrUndefined(sandbox: Sandbox, path: string): string | undefined {
+  try {
+    return policyOf(sandbox).normalize(path) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isDenial(e: SandboxError): boolean {
+  return (
+    e.code === "path_not_in_sandbox" ||
+    e.code === "path_not_writable" ||
+    e.code === "suffix_not_allowed" ||
+    e.code === "file_too_large" ||
+    e.code === "invalid_path" ||
+    e.code === "approval_denied"
+  );
+}
