@@ -17,7 +17,7 @@ import {
   DelegationRefusedError,
   escapeControl,
   SandboxError,
-} from "../errors.js";
+} from "../errors/index.js";
 import type { AuditLog } from "../host/audit-log.js";
 import type { EventHub } from "../host/event-hub.js";
 import type { WorkerSpec } from "../host/host-types.js";

@@ -6,7 +6,7 @@
  * virtual path — never from text the worker sent — so a worker cannot put
  * words in front of the approver.
  */
-import { ApprovalDeniedError, escapeControl } from "../errors.js";
+import { ApprovalDeniedError, escapeControl } from "../errors/index.js";
 import type { AuditLog } from "../host/audit-log.js";
 import { intersect } from "../sandbox/areas.js";
 import { Policy } from "../sandbox/policy.js";

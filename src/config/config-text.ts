@@ -4,7 +4,7 @@
  * its instructions.
  */
 import { LineCounter, parseDocument } from "yaml";
-import { configError } from "../errors.js";
+import { configError } from "../errors/index.js";
 
 /**
  * Parses YAML text. Syntax errors become a ConfigError naming the file and

@@ -15,7 +15,7 @@
  * which also takes camelCase: that is its contract, kept as is.)
  */
 import { z } from "zod";
-import { ConfigError, type ConfigIssue } from "../errors.js";
+import { ConfigError, type ConfigIssue } from "../errors/index.js";
 import {
   type ParsedSandboxConfig,
   parseSandboxConfig,

@@ -4,7 +4,7 @@
  * instructions body), validated into its camelCase {@link WorkerSpec}.
  */
 import { z } from "zod";
-import type { ConfigIssue } from "../errors.js";
+import type { ConfigIssue } from "../errors/index.js";
 import { type ProgramSandboxShape, parseWorkerSandboxKey } from "./worker-sandbox-config.js";
 import type { WorkerSpec } from "./worker-spec.js";
 import { convertZodIssues, type KeyPath, positiveInt } from "./yaml-schema.js";

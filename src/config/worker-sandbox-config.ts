@@ -4,7 +4,7 @@
  * virtual paths that the program sandbox has.
  */
 import { z } from "zod";
-import type { ConfigIssue } from "../errors.js";
+import type { ConfigIssue } from "../errors/index.js";
 import { checkConfigPath } from "./sandbox-config.js";
 import type { WorkerSandboxSpec } from "./worker-spec.js";
 import { convertZodIssues, type KeyPath } from "./yaml-schema.js";

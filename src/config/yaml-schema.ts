@@ -4,7 +4,7 @@
  * ConfigIssues whose unknown-key messages hint at the right spelling.
  */
 import { z } from "zod";
-import type { ConfigIssue } from "../errors.js";
+import type { ConfigIssue } from "../errors/index.js";
 import { toConfigIssues } from "./sandbox-config.js";
 
 /** Key path prefix of an issue: `[]` in a `.worker` file, `["workers", name]` in program.yaml. */

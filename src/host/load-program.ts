@@ -19,7 +19,7 @@ import {
   type ParseWorkerOptions,
   parseWorkerEntry,
 } from "../config/worker-config.js";
-import { ConfigError, type ConfigIssue, configError } from "../errors.js";
+import { ConfigError, type ConfigIssue, configError } from "../errors/index.js";
 import { createSandbox, policyOf } from "../sandbox/sandbox.js";
 import { isPathLike } from "../threads/module-grants.js";
 import type { HostOptions, WorkerSpec } from "./host-types.js";

@@ -11,7 +11,7 @@
  *   {@link ToolCallTracker} derives `tool_call` events from what the model
  *   asked for and what the next call reports back.
  */
-import { AgentThreadError, type ConfigIssue, escapeControl } from "../errors.js";
+import { AgentThreadError, type ConfigIssue, escapeControl } from "../errors/index.js";
 import type { HostEvent, LanguageModelLike } from "../host/host-types.js";
 import { MODEL_CALL_KEYS } from "../port/protocol.js";
 

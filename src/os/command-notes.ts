@@ -4,7 +4,7 @@
  * sandboxing is unavailable, and bubblewrap's own messages with host paths
  * replaced by their virtual places. Virtual paths only.
  */
-import { formatPathList, OsSandboxUnavailableError } from "../errors.js";
+import { formatPathList, OsSandboxUnavailableError } from "../errors/index.js";
 import type { Policy } from "../sandbox/policy.js";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
 import { type BindPlan, toWorkspacePath, WORKSPACE } from "./bind-plan.js";

@@ -10,7 +10,7 @@
  * no `op` and are refused like any other malformed request.
  */
 import type { MessagePort } from "node:worker_threads";
-import { escapeControl, ioError, SandboxError } from "../errors.js";
+import { escapeControl, ioError, SandboxError } from "../errors/index.js";
 import { createModelRequestChecker, type ModelRequestChecker } from "../models/model-host.js";
 import { searchSandbox } from "../pool/index.js";
 import type { FileEdit, Sandbox } from "../sandbox/sandbox.js";

@@ -16,7 +16,7 @@ import {
   type Transferable,
   Worker,
 } from "node:worker_threads";
-import { type AgentFailure, AgentThreadError, SandboxError } from "../errors.js";
+import { type AgentFailure, AgentThreadError, SandboxError } from "../errors/index.js";
 
 export { type AgentFailure, AgentThreadError };
 

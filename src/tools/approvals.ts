@@ -8,7 +8,7 @@
  */
 
 import { AgentGate, type OnApproval, toolTargets } from "../approvals/approvals.js";
-import { configError } from "../errors.js";
+import { configError } from "../errors/index.js";
 import { Sandbox } from "../sandbox/sandbox.js";
 import { formatError } from "./format.js";
 import type { ToolDefinition, ToolSandbox } from "./types.js";
