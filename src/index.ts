@@ -32,7 +32,7 @@ export {
   SandboxPermissionEscalationError,
   type SerializedSandboxError,
   SuffixNotAllowedError,
-} from "./errors.js";
+} from "./errors/index.js";
 export {
   createHost,
   type Host,

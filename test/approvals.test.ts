@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHost as createBuiltHost } from "../dist/src/index.js";
 import { createSandboxTools } from "../src/ai-sdk/index.js";
-import { escapeControl } from "../src/errors.js";
+import { escapeControl } from "../src/errors/index.js";
 import {
   type ApprovalRequest,
   createSandbox,

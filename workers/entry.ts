@@ -8,7 +8,7 @@
 // First: nothing of the process around the thread is reachable once user code runs.
 import "./lockdown.js";
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
-import { SandboxError } from "../src/errors.js";
+import { SandboxError } from "../src/errors/index.js";
 import {
   DELEGATE_OP,
   type LogLevel,

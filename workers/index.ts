@@ -32,7 +32,7 @@ export {
   type SandboxErrorCode,
   SandboxPermissionEscalationError,
   SuffixNotAllowedError,
-} from "../src/errors.js";
+} from "../src/errors/index.js";
 export type { Attachment, LogLevel, RunCommandReply } from "../src/port/protocol.js";
 export type {
   FileEdit,

@@ -5,7 +5,7 @@
  * package for the thread to load.
  */
 import type { MessagePort } from "node:worker_threads";
-import { SandboxError } from "../src/errors.js";
+import { SandboxError } from "../src/errors/index.js";
 import {
   ACK_OP,
   type FileEdit,

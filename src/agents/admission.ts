@@ -4,7 +4,7 @@
  * and stopped threads that have not exited yet), none once the host is
  * closed. A refusal names the limit to raise.
  */
-import { DelegationRefusedError } from "../errors.js";
+import { DelegationRefusedError } from "../errors/index.js";
 import type { Agent } from "./agent.js";
 
 /** How long a terminated thread may take to exit before it counts as stuck. */

@@ -2,7 +2,7 @@
  * The events of one agent's life: started, finished or failed (its failure
  * naming its worker), and the log lines of its thread.
  */
-import { AgentThreadError, escapeControl, SandboxError } from "../errors.js";
+import { AgentThreadError, escapeControl, SandboxError } from "../errors/index.js";
 import type { EventHub } from "../host/event-hub.js";
 import type { AgentLogEntry } from "../threads/thread-options.js";
 import type { Agent } from "./agent.js";

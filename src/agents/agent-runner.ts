@@ -9,7 +9,7 @@ import { AgentGate, type GrantRecord } from "../approvals/agent-gate.js";
 import type { OnApproval } from "../approvals/approval-types.js";
 import { intersectSandboxes } from "../approvals/expansion.js";
 import { portTargets } from "../approvals/gate-targets.js";
-import { AgentThreadError } from "../errors.js";
+import { AgentThreadError } from "../errors/index.js";
 import type { AuditLog } from "../host/audit-log.js";
 import type { EventHub } from "../host/event-hub.js";
 import type { WorkerSpec } from "../host/host-types.js";

@@ -4,7 +4,7 @@
  * never names a model, nor needs the network), and `ctx.runCommand` for
  * workers with `shell: true`.
  */
-import { DelegationRefusedError, escapeControl } from "../errors.js";
+import { DelegationRefusedError, escapeControl } from "../errors/index.js";
 import type { EventHub } from "../host/event-hub.js";
 import type { WorkerSpec } from "../host/host-types.js";
 import { serveModelCall } from "../models/model-calls.js";

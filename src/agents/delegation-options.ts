@@ -3,7 +3,7 @@
  * worker, checked; and the attachments it hands its callee, read through its
  * own sandbox.
  */
-import { type ConfigIssue, configError, DelegationRefusedError } from "../errors.js";
+import { type ConfigIssue, configError, DelegationRefusedError } from "../errors/index.js";
 import type { Attachment } from "../port/protocol.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 

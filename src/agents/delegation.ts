@@ -6,7 +6,7 @@
  * under the caller's deadline and signal.
  */
 import { portTargets } from "../approvals/gate-targets.js";
-import { DelegationRefusedError, escapeControl, SandboxError } from "../errors.js";
+import { DelegationRefusedError, escapeControl, SandboxError } from "../errors/index.js";
 import type { WorkerSpec } from "../host/host-types.js";
 import type { Attachment } from "../port/protocol.js";
 import type { Admission } from "./admission.js";

@@ -3,7 +3,7 @@
  * (and a `denial` event when the sandbox refused it), and a line in the
  * audit log through the agent's gate — virtual paths only.
  */
-import { SandboxError } from "../errors.js";
+import { SandboxError } from "../errors/index.js";
 import type { EventHub } from "../host/event-hub.js";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
 import type { Agent } from "./agent.js";

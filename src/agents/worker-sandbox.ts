@@ -5,7 +5,7 @@
  * (with `inherit` defaulting to false). Used for a callee's configured
  * narrowing and again for the call site's.
  */
-import { configError } from "../errors.js";
+import { configError } from "../errors/index.js";
 import type { WorkerSandboxSpec } from "../host/host-types.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 

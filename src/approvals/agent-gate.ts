@@ -6,7 +6,7 @@
  * the approver sees), keeps the agent's session decisions, and widens its
  * sandbox by the expansions granted.
  */
-import { ApprovalDeniedError, escapeControl } from "../errors.js";
+import { ApprovalDeniedError, escapeControl } from "../errors/index.js";
 import type { AuditLog } from "../host/audit-log.js";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
 import { isWithin, parentPath } from "../sandbox/virtual-path.js";

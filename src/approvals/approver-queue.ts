@@ -4,7 +4,7 @@
  * never from text the worker sent — so a worker cannot put words in front
  * of the approver.
  */
-import { escapeControl } from "../errors.js";
+import { escapeControl } from "../errors/index.js";
 import type {
   ApprovalDecision,
   ApprovalOperation,

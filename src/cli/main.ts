@@ -9,7 +9,7 @@ import { readFileSync, realpathSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { SandboxError } from "../errors.js";
+import { SandboxError } from "../errors/index.js";
 import { runCommand } from "../os/run-command.js";
 import { createSandbox } from "../sandbox/sandbox.js";
 

@@ -6,7 +6,7 @@
  * module returns.
  */
 import { z } from "zod";
-import { type ConfigIssue, configError } from "../errors.js";
+import { type ConfigIssue, configError } from "../errors/index.js";
 import { normalizeVirtualPath } from "../sandbox/virtual-path.js";
 
 /** A mount in object form. */

@@ -12,7 +12,7 @@
  */
 import { closeSync, fstatSync, openSync, statSync, writeSync } from "node:fs";
 import type { Writable } from "node:stream";
-import { escapeControl } from "../errors.js";
+import { escapeControl } from "../errors/index.js";
 
 /** One audit line, before `time` is added. */
 export interface AuditEntry {

@@ -9,7 +9,7 @@ import type { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import type { OnApproval } from "../approvals/approval-types.js";
 import type { WorkerSpec } from "../config/worker-spec.js";
-import { type ConfigIssue, configError } from "../errors.js";
+import { type ConfigIssue, configError } from "../errors/index.js";
 import { isLlmWorker, resolveWorkerModels, type WorkerModel } from "../models/worker-models.js";
 import { Sandbox } from "../sandbox/sandbox.js";
 import { isPathLike } from "../threads/module-grants.js";

@@ -21,7 +21,7 @@ import {
   DelegationRefusedError,
   escapeControl,
   ioError,
-} from "../errors.js";
+} from "../errors/index.js";
 import { isLlmWorker } from "../models/worker-models.js";
 import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
 import { normalizeVirtualPath } from "../sandbox/virtual-path.js";

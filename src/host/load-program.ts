@@ -11,16 +11,15 @@ import { realpathSync } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseYamlText, splitWorkerFile } from "../config/config-text.js";
+import { parseProgramFile } from "../config/program-config.js";
+import type { SandboxConfig } from "../config/sandbox-config.js";
 import {
   checkWorkerName,
   type ParseWorkerOptions,
-  parseProgramFile,
   parseWorkerEntry,
-  parseYamlText,
-  splitWorkerFile,
-} from "../config/program-config.js";
-import type { SandboxConfig } from "../config/sandbox-config.js";
-import { ConfigError, type ConfigIssue, configError } from "../errors.js";
+} from "../config/worker-config.js";
+import { ConfigError, type ConfigIssue, configError } from "../errors/index.js";
 import { createSandbox, policyOf } from "../sandbox/sandbox.js";
 import { isPathLike } from "../threads/module-grants.js";
 import type { HostOptions, WorkerSpec } from "./host-types.js";

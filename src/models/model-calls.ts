@@ -4,7 +4,7 @@
  * `model.stream`); {@link serveModelCall} makes the call and answers with
  * plain data.
  */
-import { AgentThreadError, escapeControl } from "../errors.js";
+import { AgentThreadError, escapeControl } from "../errors/index.js";
 import { MAX_DEPTH } from "./plain-data.js";
 import type { WorkerModel } from "./worker-models.js";
 

@@ -3,7 +3,7 @@
  * derives them from what the model asked for and what the next call
  * reports back.
  */
-import { escapeControl } from "../errors.js";
+import { escapeControl } from "../errors/index.js";
 import type { HostEvent } from "../host/host-types.js";
 import { isPlainObject } from "../port/arg-checks.js";
 import { MAX_NAME_CHARS } from "./plain-data.js";

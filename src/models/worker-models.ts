@@ -3,7 +3,7 @@
  * each LLM worker's `model` name to a model once, at `createHost`; the
  * thread never names one.
  */
-import { type ConfigIssue, escapeControl } from "../errors.js";
+import { type ConfigIssue, escapeControl } from "../errors/index.js";
 import type { LanguageModelLike } from "../host/host-types.js";
 import { isPlainObject } from "../port/arg-checks.js";
 

@@ -21,7 +21,7 @@ import {
   readlinkSync,
   rmdirSync,
 } from "node:fs";
-import { IoError } from "../errors.js";
+import { IoError } from "../errors/index.js";
 import type { Policy } from "../sandbox/policy.js";
 import { isWithin } from "../sandbox/virtual-path.js";
 import type { BindPlan, MountPoint } from "./bind-plan.js";

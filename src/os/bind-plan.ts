@@ -9,10 +9,18 @@
  * over it (deeper binds overlay shallower ones); anything no area covers is
  * simply absent. The plan holds host paths: it never leaves the host process.
  */
-import { accessSync, constants, lstatSync, readdirSync } from "node:fs";
 import { setCovers } from "../sandbox/areas.js";
 import type { Policy } from "../sandbox/policy.js";
 import { isWithin } from "../sandbox/virtual-path.js";
+import { hasLinkOnTheWay, readKind } from "./host-lookup.js";
+import {
+  findEnclosingStep,
+  joinHost,
+  sortShallowFirst,
+  sortStepsShallowFirst,
+  splitBelow,
+} from "./plan-steps.js";
+import { planProtectedEntries } from "./protected-entries.js";
 
 /** Where the sandbox's virtual `/` appears inside a confined command. */
 export const WORKSPACE = "/workspace";
@@ -140,17 +148,17 @@ export function planBinds(policy: Policy): BindPlan {
   const queue = [...ordered];
   const seen = new Set(queue);
   const protect = (place: BindStep): void => {
-    for (const extra of protectedEntries(policy, place, unsafe)) {
+    for (const extra of planProtectedEntries(policy, place, unsafe)) {
       if (seen.has(extra.virtual)) continue;
       seen.add(extra.virtual);
       // Walked from the bind bubblewrap resolves it through (for a second
       // place, the bind above it, not the place itself).
-      const above = nearestAncestor(steps, extra.virtual);
+      const above = findEnclosingStep(steps, extra.virtual);
       steps.push(extra);
       if (above?.kind === "bind")
         mountPoints.push({
           base: above.host,
-          rest: restOf(above, extra.virtual),
+          rest: splitBelow(above, extra.virtual),
           virtual: extra.virtual,
           create: false,
         });
@@ -158,7 +166,7 @@ export function planBinds(policy: Policy): BindPlan {
   };
   while (queue.length > 0) {
     const v = queue.shift()!;
-    const parent = nearestAncestor(steps, v);
+    const parent = findEnclosingStep(steps, v);
     const step = planPoint(policy, v, points.get(v) ?? false, steps, skipped, mountPoints);
     // A second place inside a writable bind that could not be planned (a
     // link on its way, say, perhaps only for a moment while another command
@@ -187,6 +195,11 @@ export function planBinds(policy: Policy): BindPlan {
   return { steps: sortStepsShallowFirst(steps), mountPoints, skipped, unsafe };
 }
 
+/**
+ * Plans one point below the steps `done` so far: a bind, a mask, nothing
+ * (recorded in `skipped`), or `samePlace` when its parent bind already shows
+ * it as it is; adds its mount point, if any, to `mountPoints`.
+ */
 function planPoint(
   policy: Policy,
   v: string,
@@ -195,7 +208,7 @@ function planPoint(
   skipped: SkippedPoint[],
   mountPoints: MountPoint[],
 ): BindStep | { samePlace: BindStep } | undefined {
-  const parent = nearestAncestor(done, v);
+  const parent = findEnclosingStep(done, v);
   let real: string;
   try {
     real = policy.resolveVirtual(v, "read", false).real;
@@ -213,12 +226,12 @@ function planPoint(
     if (parent?.kind === "mask")
       return { kind: "mask", virtual: v, host: "", writable: false, file: false };
     if (parent !== undefined) {
-      const rest = restOf(parent, v);
+      const rest = splitBelow(parent, v);
       // A link on the way, or at the place itself, would have bubblewrap
       // (perhaps as root) make the mask's folder wherever it leads. Inside
       // the command a link resolves in the command's own view, which shows
       // only what the sandbox permits: nothing to hide there.
-      const there = kindOf(joinHost(parent, v));
+      const there = readKind(joinHost(parent, v));
       if (hasLinkOnTheWay(parent.host, rest) || there === "link") {
         skipped.push({ virtual: v, reason: "link-in-parent" });
         return undefined;
@@ -234,7 +247,7 @@ function planPoint(
     skipped.push({ virtual: v, reason: "refused" });
     return undefined;
   }
-  const kind = kindOf(real);
+  const kind = readKind(real);
   if (kind === undefined || kind === "link") {
     skipped.push({ virtual: v, reason: "missing" });
     return undefined;
@@ -255,14 +268,14 @@ function planPoint(
       return writable && !file
         ? { samePlace: { kind: "bind", virtual: v, host: real, writable, file } }
         : undefined;
-    const rest = restOf(parent, v);
+    const rest = splitBelow(parent, v);
     // A link on the way (planted by a command, perhaps) would lead the mount
     // point, and the folders made for it, elsewhere: leave the mount out.
     if (hasLinkOnTheWay(parent.host, rest)) {
       skipped.push({ virtual: v, reason: "link-in-parent" });
       return undefined;
     }
-    const there = kindOf(at);
+    const there = readKind(at);
     if (there === undefined) {
       if (file) {
         skipped.push({ virtual: v, reason: "missing" });
@@ -281,133 +294,4 @@ function planPoint(
     }
   }
   return { kind: "bind", virtual: v, host: real, writable, file };
-}
-
-/**
- * Protected entries (e.g. `.git`) directly inside a writable folder bound at
- * `step.virtual`: existing ones are bound read-only; an absent protected
- * name gets an empty read-only placeholder, so the command cannot create it
- * (a `.git` with `core.fsmonitor` or hooks would run code on the host at the
- * next `git status` there). Deeper levels are only enforced in-process.
- */
-function protectedEntries(policy: Policy, step: BindStep, unsafe: string[]): BindStep[] {
-  const out: BindStep[] = [];
-  let names: string[];
-  try {
-    names = readdirSync(step.host);
-  } catch {
-    return out;
-  }
-  const prefix = step.host === "/" ? "" : step.host;
-  const at = (name: string): string =>
-    step.virtual === "/" ? `/${name}` : `${step.virtual}/${name}`;
-  const present = new Set<string>();
-  for (const name of names) {
-    const v = at(name);
-    if (!policy.table.isProtected(v)) continue;
-    present.add(name.toLowerCase());
-    const host = `${prefix}/${name}`;
-    const kind = kindOf(host);
-    if (kind !== "dir" && kind !== "file") {
-      // A link (or a vanished entry) cannot be bound over: the command could
-      // replace it with a folder of its own.
-      unsafe.push(v);
-      continue;
-    }
-    out.push({ kind: "bind", virtual: v, host, writable: false, file: kind === "file" });
-  }
-  // A folder the host user cannot write (say a root-owned workspace used by
-  // another user) is no more writable by the command: nothing to hold.
-  if (!writableByUs(step.host)) return out;
-  for (const name of protectedNames(policy)) {
-    if (present.has(name)) continue;
-    out.push({
-      kind: "bind",
-      virtual: at(name),
-      host: `${prefix}/${name}`,
-      writable: false,
-      file: false,
-      placeholder: true,
-    });
-  }
-  return out;
-}
-
-/** Protected names (not paths) that are plain file names. */
-function protectedNames(policy: Policy): string[] {
-  return policy.table.protectedEntries.filter(
-    (p) => !p.startsWith("/") && p !== "" && p !== "." && p !== ".." && !p.includes("/"),
-  );
-}
-
-function writableByUs(host: string): boolean {
-  try {
-    accessSync(host, constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Path components of `v` below the folder step `parent`. */
-function restOf(parent: BindStep, v: string): string[] {
-  return (parent.virtual === "/" ? v : v.slice(parent.virtual.length)).split("/").slice(1);
-}
-
-/**
- * The deepest already-planned folder step (bind or mask) that contains `v`.
- * Inside a mask (a tmpfs) bubblewrap makes its own mount points.
- */
-function nearestAncestor(done: readonly BindStep[], v: string): BindStep | undefined {
-  let best: BindStep | undefined;
-  for (const s of done) {
-    if (s.file || s.virtual === v || !isWithin(v, s.virtual)) continue;
-    if (best === undefined || s.virtual.length > best.virtual.length) best = s;
-  }
-  return best;
-}
-
-/** Where `v` lies on the host inside the ancestor bind `parent`. */
-function joinHost(parent: BindStep, v: string): string {
-  const rest = parent.virtual === "/" ? v : v.slice(parent.virtual.length);
-  return parent.host === "/" ? rest : parent.host + rest;
-}
-
-/** True if a folder between `base` and `base/rest…` (the last one excluded) is a link. */
-function hasLinkOnTheWay(base: string, rest: readonly string[]): boolean {
-  let p = base === "/" ? "" : base;
-  for (const name of rest.slice(0, -1)) {
-    p = `${p}/${name}`;
-    const kind = kindOf(p);
-    if (kind === undefined) return false;
-    if (kind !== "dir") return true;
-  }
-  return false;
-}
-
-function kindOf(host: string): "dir" | "file" | "link" | undefined {
-  try {
-    const st = lstatSync(host, { throwIfNoEntry: false });
-    if (st === undefined) return undefined;
-    if (st.isSymbolicLink()) return "link";
-    return st.isDirectory() ? "dir" : "file";
-  } catch {
-    return undefined;
-  }
-}
-
-function depthOf(v: string): number {
-  return v === "/" ? 0 : v.split("/").length - 1;
-}
-
-function sortShallowFirst(paths: string[]): string[] {
-  return paths.sort((a, b) => depthOf(a) - depthOf(b) || (a < b ? -1 : a > b ? 1 : 0));
-}
-
-function sortStepsShallowFirst(steps: BindStep[]): BindStep[] {
-  return steps.sort(
-    (a, b) =>
-      depthOf(a.virtual) - depthOf(b.virtual) ||
-      (a.virtual < b.virtual ? -1 : a.virtual > b.virtual ? 1 : 0),
-  );
 }

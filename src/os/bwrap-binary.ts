@@ -12,8 +12,10 @@
 import { spawn } from "node:child_process";
 import { lstatSync, realpathSync, statSync } from "node:fs";
 import { dirname, isAbsolute } from "node:path";
+import type { Policy } from "../sandbox/policy.js";
 import { isWithin } from "../sandbox/virtual-path.js";
 import { systemArgs } from "./bwrap.js";
+import { detectSeccompArch } from "./seccomp.js";
 
 /** Where bubblewrap is looked for when no path is given, in order. */
 export const SYSTEM_BWRAP_PATHS: readonly string[] = [
@@ -30,6 +32,43 @@ export type Unavailability =
   | "too-old"
   | "no-namespaces"
   | "unsupported-platform";
+
+/** The trusted bubblewrap to run (its real path), or why there is none. */
+export async function findBwrap(
+  policy: Policy,
+  explicit: string | undefined,
+): Promise<{ path: string } | { why: Unavailability }> {
+  if (process.platform !== "linux" || detectSeccompArch() === undefined)
+    return { why: "unsupported-platform" };
+  const trust = checkBwrapTrust(locateBwrap(explicit), listWritableHostFolders(policy));
+  if ("why" in trust) return trust;
+  const why = await probeBwrap(trust.real);
+  return why === undefined ? { path: trust.real } : { why };
+}
+
+/**
+ * Host folders the sandbox can write, by a command or in-process: a
+ * bubblewrap binary inside one could be replaced through the sandbox. A
+ * bubblewrap inside a read-only area (a read-only sandbox over `/`) is fine.
+ */
+function listWritableHostFolders(policy: Policy): string[] {
+  const out = new Set<string>();
+  for (const m of policy.table.mounts) {
+    if (m.readonly) continue;
+    const touched = policy.write.some(
+      (a) => isWithin(a.path, m.target) || isWithin(m.target, a.path),
+    );
+    if (touched) out.add(m.source);
+  }
+  for (const v of policy.writableRoots) {
+    try {
+      out.add(policy.resolveVirtual(v, "write", false).real);
+    } catch {
+      // not writable now
+    }
+  }
+  return [...out];
+}
 
 /**
  * The bubblewrap binary to use: `explicit`, else `MOUNTBOX_BWRAP`, else the

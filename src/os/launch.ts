@@ -13,7 +13,7 @@
  * them reaches the command itself.
  */
 import { readFile } from "node:fs/promises";
-import { IoError, OsSandboxUnavailableError } from "../errors.js";
+import { IoError, OsSandboxUnavailableError } from "../errors/index.js";
 import type { Policy } from "../sandbox/policy.js";
 import { isWithin } from "../sandbox/virtual-path.js";
 import { pinBinds } from "./bind-fds.js";

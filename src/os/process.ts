@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { fstatSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import type { Duplex, Readable, Writable } from "node:stream";
-import { IoError } from "../errors.js";
+import { IoError } from "../errors/index.js";
 
 /** What a process did, before notes are added. */
 export interface RawResult {

@@ -4,27 +4,27 @@
  * with the sandbox's areas bound under `/workspace`. The pieces: `bind-plan`
  * (what is bound where), `bind-fds` (pinning it), `bwrap` (the arguments),
  * `bwrap-binary` (which bubblewrap), `seccomp`, `limits`, `cgroup`,
- * `launch` (descriptors, cgroups, start) and `process` (output, timeout).
+ * `launch` (descriptors, cgroups, start), `process` (output, timeout),
+ * `command-options` (checking the options) and `command-notes` (what a
+ * model is told).
  */
 import { tmpdir } from "node:os";
-import { formatPathList, OsSandboxUnavailableError } from "../errors.js";
 import type { Policy } from "../sandbox/policy.js";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
-import { isWithin } from "../sandbox/virtual-path.js";
-import { type BindPlan, planBinds, toWorkspacePath, WORKSPACE } from "./bind-plan.js";
-import { DEFAULT_ENV } from "./bwrap.js";
-import { checkBwrapTrust, locateBwrap, probeBwrap, type Unavailability } from "./bwrap-binary.js";
-import { runConfined } from "./launch.js";
+import { planBinds } from "./bind-plan.js";
+import { findBwrap, type Unavailability } from "./bwrap-binary.js";
 import {
-  type CheckedLimits,
-  type CommandLimits,
-  checkLimits,
-  describeLimitHits,
-  type LimitHits,
-} from "./limits.js";
-import { type RawResult, runProcess } from "./process.js";
-import { detectSeccompArch } from "./seccomp.js";
+  buildCommandResult,
+  describeUnconfined,
+  makeUnavailableError,
+  redactBwrapLines,
+} from "./command-notes.js";
+import { type CheckedCommandOptions, checkCommandOptions } from "./command-options.js";
+import { runConfined } from "./launch.js";
+import type { CommandLimits } from "./limits.js";
+import { runProcess } from "./process.js";
 
+export { describeCommandSandbox } from "./command-notes.js";
 export type { CommandLimits } from "./limits.js";
 
 /** Options of {@link runCommand}. */
@@ -99,24 +99,6 @@ export interface CommandResult {
   confined: boolean;
 }
 
-const DEFAULT_TIMEOUT_MS = 60_000;
-const DEFAULT_MAX_OUTPUT = 1024 * 1024;
-const MAX_TIMER_MS = 2_147_483_647;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/** Options after validation. */
-interface Checked {
-  timeoutMs: number;
-  network: boolean;
-  env: Record<string, string>;
-  maxOutputBytes: number;
-  signal: AbortSignal | undefined;
-  unsafeAllowUnconfined: boolean;
-  bwrapPath: string | undefined;
-  limits: CheckedLimits;
-  passThrough: boolean;
-}
-
 /**
  * Runs `bash -c command` confined to what `sandbox` permits.
  *
@@ -151,12 +133,12 @@ export async function runCommand(
   if (typeof command !== "string" || command.trim() === "")
     throw new TypeError("runCommand: command must be a non-empty string");
   if (command.includes("\0")) throw new TypeError("runCommand: command must not contain NUL");
-  const opts = checkOptions(options);
+  const opts = checkCommandOptions(options);
   if (opts.signal?.aborted) throw new TypeError("runCommand: the signal is already aborted");
 
   const found = await findBwrap(policy, opts.bwrapPath);
   if ("why" in found) {
-    if (!opts.unsafeAllowUnconfined) throw unavailableError(found.why);
+    if (!opts.unsafeAllowUnconfined) throw makeUnavailableError(found.why);
     return runUnconfined(policy, command, opts, found.why);
   }
   const plan = planBinds(policy);
@@ -172,162 +154,17 @@ export async function runCommand(
     passThrough: opts.passThrough,
   });
   raw.stderr = redactBwrapLines(raw.stderr, plan);
-  return finish(raw, policy, opts, true, raw.hits);
-}
-
-/** The trusted bubblewrap to run (its real path), or why there is none. */
-async function findBwrap(
-  policy: Policy,
-  explicit: string | undefined,
-): Promise<{ path: string } | { why: Unavailability }> {
-  if (process.platform !== "linux" || detectSeccompArch() === undefined)
-    return { why: "unsupported-platform" };
-  const trust = checkBwrapTrust(locateBwrap(explicit), writableHostFolders(policy));
-  if ("why" in trust) return trust;
-  const why = await probeBwrap(trust.real);
-  return why === undefined ? { path: trust.real } : { why };
+  return buildCommandResult(raw, policy, opts, true, raw.hits);
 }
 
 /**
- * Host folders the sandbox can write, by a command or in-process: a
- * bubblewrap binary inside one could be replaced through the sandbox. A
- * bubblewrap inside a read-only area (a read-only sandbox over `/`) is fine.
+ * Runs the command without OS confinement (`unsafeAllowUnconfined`), in the
+ * host folder of the sandbox's first readable area; a note says so.
  */
-function writableHostFolders(policy: Policy): string[] {
-  const out = new Set<string>();
-  for (const m of policy.table.mounts) {
-    if (m.readonly) continue;
-    const touched = policy.write.some(
-      (a) => isWithin(a.path, m.target) || isWithin(m.target, a.path),
-    );
-    if (touched) out.add(m.source);
-  }
-  for (const v of policy.writableRoots) {
-    try {
-      out.add(policy.resolveVirtual(v, "write", false).real);
-    } catch {
-      // not writable now
-    }
-  }
-  return [...out];
-}
-
-/**
- * A text for a model (or a user) explaining where a sandbox's files are
- * inside a confined command, what may be written and whether the network is
- * on. Put it in a shell tool's description.
- */
-export function describeCommandSandbox(sandbox: Sandbox, opts: { network?: boolean } = {}): string {
-  const p = policyOf(sandbox);
-  const readable = p.readableRoots.map(toWorkspacePath);
-  return [
-    `Commands run with bash in an OS sandbox. The sandbox's files are under ${WORKSPACE}, the working directory: the sandbox path '/src/a.ts' is '${WORKSPACE}/src/a.ts' there.`,
-    `Readable: ${formatPathList(readable)}.`,
-    `Writable: ${writableText(p)}.`,
-    "/tmp is private scratch space, discarded when the command ends. Nothing else is writable; paths outside these do not exist.",
-    `Network: ${opts.network === true ? "on" : "off"}. The environment is empty except PATH, HOME=/tmp, TMPDIR=/tmp and LANG.`,
-  ].join("\n");
-}
-
-function writableText(p: Policy): string {
-  const w = formatPathList(p.writableRoots.map(toWorkspacePath));
-  const ro = p.readOnlyInside().map(toWorkspacePath);
-  return ro.length > 0 ? `${w} (read-only inside: ${ro.join(", ")})` : w;
-}
-
-function checkOptions(o: RunCommandOptions): Checked {
-  if (typeof o !== "object" || o === null)
-    throw new TypeError("runCommand: options must be an object");
-  const known = new Set([
-    "timeoutMs",
-    "network",
-    "env",
-    "maxOutputBytes",
-    "signal",
-    "unsafeAllowUnconfined",
-    "bwrapPath",
-    "limits",
-    "passThrough",
-  ]);
-  for (const k of Object.keys(o))
-    if (!known.has(k)) throw new TypeError(`runCommand: unknown option '${k}'`);
-  const timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > MAX_TIMER_MS)
-    throw new TypeError("runCommand: timeoutMs must be a positive integer (milliseconds)");
-  const maxOutputBytes = o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
-  if (!Number.isInteger(maxOutputBytes) || maxOutputBytes <= 0)
-    throw new TypeError("runCommand: maxOutputBytes must be a positive integer (bytes)");
-  for (const k of ["network", "unsafeAllowUnconfined", "passThrough"] as const) {
-    if (o[k] !== undefined && typeof o[k] !== "boolean")
-      throw new TypeError(`runCommand: ${k} must be a boolean`);
-  }
-  if (o.bwrapPath !== undefined && (typeof o.bwrapPath !== "string" || o.bwrapPath === ""))
-    throw new TypeError("runCommand: bwrapPath must be a non-empty string");
-  if (o.signal !== undefined && !(o.signal instanceof AbortSignal))
-    throw new TypeError("runCommand: signal must be an AbortSignal");
-  const env: Record<string, string> = { ...DEFAULT_ENV };
-  if (o.env !== undefined) {
-    if (typeof o.env !== "object" || o.env === null || Array.isArray(o.env))
-      throw new TypeError("runCommand: env must be an object of strings");
-    for (const [k, v] of Object.entries(o.env)) {
-      if (!ENV_NAME.test(k))
-        throw new TypeError(
-          `runCommand: env name '${k.slice(0, 60)}' is not a valid variable name`,
-        );
-      if (typeof v !== "string" || v.includes("\0"))
-        throw new TypeError(`runCommand: env.${k} must be a string without NUL`);
-      env[k] = v;
-    }
-  }
-  return {
-    timeoutMs,
-    maxOutputBytes,
-    env,
-    network: o.network ?? false,
-    signal: o.signal,
-    unsafeAllowUnconfined: o.unsafeAllowUnconfined ?? false,
-    bwrapPath: o.bwrapPath,
-    limits: checkLimits(o.limits),
-    passThrough: o.passThrough ?? false,
-  };
-}
-
-function unavailableError(why: Unavailability): OsSandboxUnavailableError {
-  const reasons: Record<Unavailability, string> = {
-    missing: "bubblewrap (bwrap) was not found. Install it (e.g. `apt install bubblewrap`)",
-    "too-old": "the installed bubblewrap is too old (0.6 or newer is needed)",
-    untrusted:
-      "the bubblewrap binary is not trusted (it must be an absolute path to a file owned by root or the current user, writable by no one else, in folders only they can change, and outside the sandbox's writable folders; set MOUNTBOX_BWRAP or bwrapPath to a system copy)",
-    "no-namespaces":
-      "bubblewrap cannot create the namespaces it needs here (user namespaces may be disabled, e.g. by kernel.unprivileged_userns_clone=0 or a container's seccomp policy)",
-    "unsupported-platform": `there is no OS sandbox for this platform (${process.platform}, ${process.arch}); only Linux on x86_64 or arm64 with bubblewrap is supported`,
-  };
-  return new OsSandboxUnavailableError(
-    `Cannot run the command: OS sandboxing is unavailable: ${reasons[why]}. The command was not run. To run commands without OS confinement anyway, pass unsafeAllowUnconfined: true (not recommended).`,
-  );
-}
-
-/** bubblewrap's own messages name host paths: show their virtual places instead. */
-function redactBwrapLines(stderr: string, plan: BindPlan): string {
-  if (!stderr.includes("bwrap:")) return stderr;
-  const binds = plan.steps
-    .filter((s) => s.kind === "bind")
-    .sort((a, b) => b.host.length - a.host.length);
-  return stderr
-    .split("\n")
-    .map((line) => {
-      if (!line.startsWith("bwrap:")) return line;
-      let out = line;
-      for (const s of binds) out = out.split(s.host).join(toWorkspacePath(s.virtual));
-      return out;
-    })
-    .join("\n");
-}
-
 async function runUnconfined(
   policy: Policy,
   command: string,
-  opts: Checked,
+  opts: CheckedCommandOptions,
   why: Unavailability,
 ): Promise<CommandResult> {
   let cwd = tmpdir();
@@ -350,53 +187,7 @@ async function runUnconfined(
     maxOutputBytes: opts.maxOutputBytes,
     signal: opts.signal,
   });
-  const result = finish(raw, policy, opts, false);
-  result.notes.unshift(
-    `This command ran WITHOUT OS confinement (${why === "missing" ? "bubblewrap is missing" : why === "untrusted" ? "the bubblewrap binary is not trusted" : "OS sandboxing is unavailable"}; unsafeAllowUnconfined was set). File access was not restricted.`,
-  );
+  const result = buildCommandResult(raw, policy, opts, false);
+  result.notes.unshift(describeUnconfined(why));
   return result;
-}
-
-const WRITE_REFUSED = /Read-only file system|Permission denied|No such file or directory/;
-const NETWORK_FAILED =
-  /Could not resolve host|Temporary failure in name resolution|Name or service not known|Network is unreachable|Connection refused|getaddrinfo|ENOTFOUND|EAI_AGAIN|ENETUNREACH|ECONNREFUSED|Failed to connect|No address associated/i;
-
-function finish(
-  raw: RawResult,
-  policy: Policy,
-  opts: Checked,
-  confined: boolean,
-  hits?: LimitHits,
-): CommandResult {
-  const notes: string[] = [];
-  if (confined && hits !== undefined)
-    notes.push(...describeLimitHits(opts.limits, raw.exitCode, raw.stderr, hits));
-  if (raw.timedOut)
-    notes.push(
-      `The command was stopped after ${opts.timeoutMs} ms (timeout); every process it started was killed.`,
-    );
-  if (raw.aborted) notes.push("The command was cancelled; every process it started was killed.");
-  if (raw.truncated)
-    notes.push(
-      `Output was cut at ${opts.maxOutputBytes} bytes per stream. Redirect it to a file under /tmp and read parts of it (head, tail, grep).`,
-    );
-  if (confined && WRITE_REFUSED.test(raw.stderr)) {
-    notes.push(
-      `A path was refused or not found by the OS sandbox. The sandbox's files are under ${WORKSPACE} (the sandbox path '/x' is '${WORKSPACE}/x'). Writable: ${writableText(policy)}; /tmp is private scratch space. Everything else is read-only or absent.`,
-    );
-  }
-  if (confined && !opts.network && NETWORK_FAILED.test(raw.stderr)) {
-    notes.push(
-      "Network access is off for this command (it runs in an empty network namespace, the host's 127.0.0.1 included). Ask for network access if it is needed.",
-    );
-  }
-  return {
-    exitCode: raw.exitCode,
-    stdout: raw.stdout,
-    stderr: raw.stderr,
-    timedOut: raw.timedOut,
-    truncated: raw.truncated,
-    notes,
-    confined,
-  };
 }

@@ -10,7 +10,7 @@
  * Only the byte loop is grep's own, so that it can stop at its budgets.
  */
 import { closeSync, readSync, statSync } from "node:fs";
-import { InvalidRequestError, ioError } from "../errors.js";
+import { InvalidRequestError, ioError } from "../errors/index.js";
 import { openVerified } from "../sandbox/fd-check.js";
 import { listFiles } from "../sandbox/io-list.js";
 import { capFor } from "../sandbox/io-read.js";

@@ -8,7 +8,7 @@
  * the in-process path runs: `listFiles`' walk and the verified open of every
  * file. Nothing returned holds a host path.
  */
-import { ioError, SandboxError, wrapFsError } from "../errors.js";
+import { ioError, SandboxError, wrapFsError } from "../errors/index.js";
 import { serializePolicy } from "../sandbox/policy-wire.js";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
 import { type GrepOptions, type GrepResult, prepareGrep, runGrep } from "./grep.js";

@@ -4,7 +4,7 @@
  * rebuilt — and refused unless it resolves exactly as the host's — and then
  * the same code as in-process runs with it.
  */
-import { SandboxError, wrapFsError } from "../errors.js";
+import { SandboxError, wrapFsError } from "../errors/index.js";
 import { listFiles as listWithPolicy } from "../sandbox/io-list.js";
 import { deserializePolicy } from "../sandbox/policy-wire.js";
 import { type GrepResult, runGrep } from "./grep.js";

@@ -3,7 +3,7 @@
  * serialized policy plus plain values) and the outcome. Errors travel as
  * {@link SerializedSandboxError} so they arrive with their class intact.
  */
-import type { SerializedSandboxError } from "../errors.js";
+import type { SerializedSandboxError } from "../errors/index.js";
 import type { PolicyWire } from "../sandbox/policy-wire.js";
 import type { GrepRequest } from "./grep.js";
 

@@ -3,7 +3,7 @@
  * hooks that serve what only the host can do (delegation, model calls, shell
  * commands, approvals, events).
  */
-import type { SandboxError } from "../errors.js";
+import type { SandboxError } from "../errors/index.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import type { FairScheduler } from "./fair-scheduler.js";
 import type { RunCommandReply, RunCommandRequest } from "./protocol.js";

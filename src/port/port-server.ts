@@ -10,7 +10,7 @@
  * no `op` and are refused like any other malformed request.
  */
 import type { MessagePort } from "node:worker_threads";
-import { escapeControl, ioError, SandboxError } from "../errors.js";
+import { escapeControl, ioError, SandboxError } from "../errors/index.js";
 import { createModelRequestChecker } from "../models/model-request-checks.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import type { GrepOptions } from "../sandbox/types.js";

@@ -202,4 +202,4 @@ export interface WarmBootData {
   warm: true;
 }
 
-export { InvalidRequestError } from "../errors.js";
+export { InvalidRequestError } from "../errors/index.js";

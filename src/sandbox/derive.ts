@@ -12,7 +12,7 @@ import {
   InvalidPathError,
   SandboxError,
   SandboxPermissionEscalationError,
-} from "../errors.js";
+} from "../errors/index.js";
 import { type Area, intersect } from "./areas.js";
 import { type Access, Policy } from "./policy.js";
 

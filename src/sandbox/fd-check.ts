@@ -17,7 +17,7 @@ import {
   type Stats,
   statSync,
 } from "node:fs";
-import { wrapFsError } from "../errors.js";
+import { wrapFsError } from "../errors/index.js";
 import type { Access, Policy, Resolved } from "./policy.js";
 
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;

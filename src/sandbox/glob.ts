@@ -23,7 +23,7 @@
  * So one match costs at most ~MAX_SEGMENT_CHARS × 255 character steps per
  * segment (a few ms), and listings yield to the event loop between matches.
  */
-import { escapeControl, ioError } from "../errors.js";
+import { escapeControl, ioError } from "../errors/index.js";
 
 const MAX_PATTERN = 1000;
 /** Whole-pattern alternatives (brace lists that span `/`). */

@@ -25,7 +25,7 @@ import {
 } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { ioError } from "../errors.js";
+import { ioError } from "../errors/index.js";
 import { HAS_PROC_FD } from "./fd-check.js";
 import { compileGlob } from "./glob.js";
 import { type Pace, startPace, yieldIfDue } from "./pace.js";

@@ -8,7 +8,7 @@
  */
 import { closeSync, read as readCb, readSync } from "node:fs";
 import { promisify } from "node:util";
-import { fileTooLarge, ioError, SandboxError, wrapFsError } from "../errors.js";
+import { fileTooLarge, ioError, SandboxError, wrapFsError } from "../errors/index.js";
 import { openVerified } from "./fd-check.js";
 import type { Policy } from "./policy.js";
 

@@ -15,7 +15,7 @@ import {
   unlinkSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { alreadyExists, fileTooLarge, ioError, wrapFsError } from "../errors.js";
+import { alreadyExists, fileTooLarge, ioError, wrapFsError } from "../errors/index.js";
 import { capFor, readBytes } from "./io-read.js";
 import { ensureRealDir, writeFile } from "./io-write.js";
 import { type Pace, startPace, yieldIfDue } from "./pace.js";

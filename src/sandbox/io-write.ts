@@ -28,7 +28,7 @@ import {
   ioError,
   SandboxError,
   wrapFsError,
-} from "../errors.js";
+} from "../errors/index.js";
 import { CREATE_FLAGS, realPathOfFd, runRaceHook } from "./fd-check.js";
 import { capFor, readBytes } from "./io-read.js";
 import type { Policy } from "./policy.js";

@@ -8,7 +8,7 @@
 import { statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import type { ParsedMount, ParsedSandboxConfig } from "../config/sandbox-config.js";
-import { type ConfigIssue, configError } from "../errors.js";
+import { type ConfigIssue, configError } from "../errors/index.js";
 import { realpathLoose } from "./real-path.js";
 import { baseName, isWithin } from "./virtual-path.js";
 

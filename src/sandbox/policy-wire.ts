@@ -12,7 +12,7 @@
  * not have. The wire comes from host code only, never from an agent.
  */
 import type { ParsedMount, ParsedSandboxConfig } from "../config/sandbox-config.js";
-import { ioError, type SandboxError } from "../errors.js";
+import { ioError, type SandboxError } from "../errors/index.js";
 import type { Area } from "./areas.js";
 import { type Mount, MountTable } from "./mount-table.js";
 import { Policy } from "./policy.js";

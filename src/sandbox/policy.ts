@@ -15,7 +15,7 @@ import {
   type SandboxError,
   suffixNotAllowed,
   wrapFsError,
-} from "../errors.js";
+} from "../errors/index.js";
 import { type Area, canonicalize, setCovers } from "./areas.js";
 import type { Mount, MountTable } from "./mount-table.js";
 import { type RealpathMemo, realpathLoose } from "./real-path.js";

@@ -4,7 +4,7 @@
  */
 import { resolve as resolveHostPath } from "node:path";
 import { parseSandboxConfig, type SandboxConfig } from "../config/sandbox-config.js";
-import { wrapFsError } from "../errors.js";
+import { wrapFsError } from "../errors/index.js";
 import {
   type DeriveOptions,
   derivePolicy,

@@ -4,7 +4,7 @@
  * A virtual path is POSIX, absolute, `/`-separated, with no `.`/`..`
  * segments, no empty segments and no trailing `/` (except `/` itself).
  */
-import { invalidPath } from "../errors.js";
+import { invalidPath } from "../errors/index.js";
 
 /** Longest accepted path, in UTF-8 bytes. */
 export const MAX_PATH_BYTES = 4096;

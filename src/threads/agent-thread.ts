@@ -11,7 +11,7 @@
  */
 import { pathToFileURL } from "node:url";
 import { MessageChannel, type Worker } from "node:worker_threads";
-import { type AgentFailure, AgentThreadError } from "../errors.js";
+import { type AgentFailure, AgentThreadError } from "../errors/index.js";
 
 export { type AgentFailure, AgentThreadError };
 

@@ -44,18 +44,23 @@ export function canRestrictNetwork(): boolean {
 /**
  * Real paths of the files the thread entry loads: every module of the
  * thread side (`workers/`: the entry, its lockdown, `mountbox/worker`, the
- * sandbox client) and the two shared ones they import. Exact files, never a
- * folder.
+ * sandbox client) and the shared ones they import (every module of the
+ * error family in `src/errors/`, and the wire protocol). Exact files, never
+ * a folder.
  */
 export function listThreadCodeFiles(): string[] {
-  const workersDir = fileURLToPath(new URL("../../workers/", import.meta.url));
-  const files = readdirSync(workersDir)
+  const files = listModules(new URL("../../workers/", import.meta.url));
+  const errors = listModules(new URL("../errors/", import.meta.url));
+  const protocol = fileURLToPath(new URL("../port/protocol.js", import.meta.url));
+  return [...files, ...errors, protocol].map((f) => realpathSync(f));
+}
+
+/** Paths of the built modules (`.js` files) directly in the folder `dir`. */
+function listModules(dir: URL): string[] {
+  const path = fileURLToPath(dir);
+  return readdirSync(path)
     .filter((f) => f.endsWith(".js"))
-    .map((f) => join(workersDir, f));
-  const shared = ["../errors.js", "../port/protocol.js"].map((r) =>
-    fileURLToPath(new URL(r, import.meta.url)),
-  );
-  return [...files, ...shared].map((f) => realpathSync(f));
+    .map((f) => join(path, f));
 }
 
 /** URL of the built thread entry. */

@@ -3,7 +3,7 @@
  * `ctx.log` lines), read as from a hostile sender: measured first, then
  * checked against the three known shapes.
  */
-import { SandboxError } from "../errors.js";
+import { SandboxError } from "../errors/index.js";
 import type { LogLevel } from "../port/protocol.js";
 import { measureMessage } from "./message-size.js";
 

@@ -10,7 +10,7 @@
 import { AgentGate } from "../approvals/agent-gate.js";
 import type { OnApproval } from "../approvals/approval-types.js";
 import { toolTargets } from "../approvals/gate-targets.js";
-import { configError } from "../errors.js";
+import { configError } from "../errors/index.js";
 import { Sandbox } from "../sandbox/sandbox.js";
 import { formatError } from "./format.js";
 import type { ToolDefinition, ToolSandbox } from "./types.js";

@@ -9,7 +9,7 @@
  * own verified write and diff: if the file changed since it was read, the
  * sandbox refuses instead of editing the wrong text.
  */
-import { editFailed } from "../errors.js";
+import { editFailed } from "../errors/index.js";
 import type { FileEdit } from "../sandbox/types.js";
 
 /** How an edit's `oldText` was found. */

@@ -4,7 +4,7 @@
  * rejects and never shows a host path or a stack trace.
  */
 import type { z } from "zod";
-import { escapeControl, quotePath, SandboxError, type SandboxErrorCode } from "../errors.js";
+import { escapeControl, quotePath, SandboxError, type SandboxErrorCode } from "../errors/index.js";
 import type { ToolAnnotations, ToolContext, ToolDefinition, ToolName } from "./types.js";
 
 // Errors from another copy of mountbox (a thread's, a bundled one) fail

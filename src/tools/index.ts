@@ -4,7 +4,7 @@
  * (`mountbox/ai-sdk`) turn them into a framework's tools.
  */
 import { z } from "zod";
-import { type ConfigIssue, configError } from "../errors.js";
+import { type ConfigIssue, configError } from "../errors/index.js";
 import { callWorkerTool, shellTool } from "./agent.js";
 import { grepTool } from "./grep.js";
 import { getFileInfoTool, listAllowedPathsTool, listFilesTool } from "./list.js";

@@ -3,7 +3,7 @@
  * `get_file_info`, `list_allowed_paths`.
  */
 import { z } from "zod";
-import { formatPathList } from "../errors.js";
+import { formatPathList } from "../errors/index.js";
 import { defineTool, showPath } from "./format.js";
 import { readableNote } from "./read.js";
 import type { ToolDefinition, ToolEnv } from "./types.js";

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { wrapFsError } from "../../src/errors.js";
+import { wrapFsError } from "../../src/errors/index.js";
 import {
   ApprovalDeniedError,
   ConfigError,

@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import picomatch from "picomatch";
 import { describe, expect, it } from "vitest";
-import { IoError } from "../../src/errors.js";
+import { IoError } from "../../src/errors/index.js";
 import { compileGlob } from "../../src/sandbox/glob.js";
 
 /** Generous bound for one compile plus matching 20 names of up to 255 characters. */

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { IoError } from "../../src/errors.js";
+import { IoError } from "../../src/errors/index.js";
 import { compileGlob, matchWildcard } from "../../src/sandbox/glob.js";
 
 describe("compileGlob", () => {

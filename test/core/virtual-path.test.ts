@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InvalidPathError } from "../../src/errors.js";
+import { InvalidPathError } from "../../src/errors/index.js";
 import { isWithin, normalizeVirtualPath } from "../../src/sandbox/virtual-path.js";
 
 describe("normalizeVirtualPath", () => {
