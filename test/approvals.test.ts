@@ -387,15 +387,15 @@ describe("shell approval (in-process tools)", () => {
   });
 });
 
-describe("README example", () => {
-  it("examples/readme/approvals/host.mjs prints what the README says", () => {
+describe("docs example", () => {
+  it("examples/readme/approvals/host.mjs prints what docs/approvals-and-audit.md says", () => {
     const host = fileURLToPath(new URL("../examples/readme/approvals/host.mjs", import.meta.url));
     const out = execFileSync(process.execPath, [host], { cwd: base, encoding: "utf8" });
     expect(out).toBe(README_OUTPUT);
   });
 });
 
-/** The output shown in the README section "Approvals, expansion and the audit log". */
+/** The output shown in docs/approvals-and-audit.md, right after the example's code. */
 const README_OUTPUT = `notes: write /notes/done.md → once
 notes: expand (read) /drafts → session
 notes: delete /notes/todo.md → deny

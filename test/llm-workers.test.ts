@@ -491,7 +491,8 @@ describe("tools sent once per change", () => {
   });
 });
 
-describe("README: LLM workers", () => {
+// The output docs/llm-workers.md shows right after the example's code.
+describe("docs: LLM workers", () => {
   const dir = fileURLToPath(new URL("../examples/readme/llm/", import.meta.url));
   const summary = join(dir, "notes/tasks/summary.md");
 

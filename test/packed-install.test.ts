@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectPackages } from "../src/threads/module-grants.js";
 import { assertBuilt } from "./conformance/thread.js";
 import { describeWithBwrap } from "./helpers/bwrap.js";
+import { readAllDocs } from "./helpers/docs.js";
 import { LAYOUTS, layOut, packAndInstall, runNode, writeFiles } from "./helpers/packed.js";
 import { makeTempDir, removeDir } from "./helpers/tree.js";
 
@@ -273,9 +274,10 @@ describe("network per worker", () => {
   });
 });
 
-describe("README examples, run as written from the packed install", () => {
+describe("README and docs/ examples, run as written from the packed install", () => {
   const EXAMPLES = fileURLToPath(new URL("../examples/readme", import.meta.url));
-  const README = readFileSync(fileURLToPath(new URL("../README.md", import.meta.url)), "utf8");
+  // README.md and every docs/*.md page: each example is shown on one of them.
+  const DOCS = readAllDocs();
   let dir: string;
   let neutral: string;
 
@@ -310,8 +312,8 @@ describe("README examples, run as written from the packed install", () => {
     "llm/run.mjs",
     "approvals/host.mjs",
     "approvals/worker.js",
-  ])("README shows %s exactly as the file is", (file) => {
-    expect(README).toContain(readFileSync(join(EXAMPLES, file), "utf8").trim());
+  ])("the docs show %s exactly as the file is", (file) => {
+    expect(DOCS).toContain(readFileSync(join(EXAMPLES, file), "utf8").trim());
   });
 
   it("sandbox.mjs: reads, writes, and each refusal has its code", () => {
@@ -329,7 +331,7 @@ describe("README examples, run as written from the packed install", () => {
     expect(readFileSync(join(dir, "project/src/generated/api.ts"), "utf8")).toContain("api");
   });
 
-  it("tools.mjs, pool.mjs and ai-sdk.mjs print what the README says they print", () => {
+  it("tools.mjs, pool.mjs and ai-sdk.mjs print what the docs say they print", () => {
     // A fresh copy: sandbox.mjs writes into its project folder.
     const fresh = join(dir, "..", "readme-fresh");
     cpSync(EXAMPLES, fresh, { recursive: true });
@@ -343,9 +345,9 @@ describe("README examples, run as written from the packed install", () => {
         ),
         file,
       ).toBe("");
-      // The README shows each one's output right after its code.
+      // The docs show each one's output right after its code.
       const code = readFileSync(join(EXAMPLES, file), "utf8").trim();
-      const after = README.slice(README.indexOf(code) + code.length);
+      const after = DOCS.slice(DOCS.indexOf(code) + code.length);
       const shown = /prints:?\n\n(`{3,4})text\n([\s\S]*?)\n\1\n/.exec(after)?.[2];
       expect(run.stdout.trimEnd(), file).toBe(shown);
     }
