@@ -7,13 +7,6 @@ import { dirname, join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
 import { listDocFiles, READ_ME, REPO_ROOT, readDocFile } from "./helpers/docs.js";
 
-/**
- * Pages the README links to that are written in a separate change: a link to
- * one of them is accepted while the page does not exist yet, and checked like
- * any other once it does. Remove an entry when its page lands.
- */
-const PENDING_PAGES = new Set(["docs/architecture.md"]);
-
 /** Removes fenced code blocks and inline code spans, where `[x](y)` is not a link. */
 function stripCode(markdown: string): string {
   return markdown.replace(/^(`{3,})[^\n]*\n[\s\S]*?^\1[ \t]*$/gm, "").replace(/`[^`\n]*`/g, "");
@@ -45,7 +38,7 @@ describe("README and docs/", () => {
   it.each(listDocFiles())("every relative link in %s points to a file that exists", (file) => {
     const missing = listRelativeLinks(readDocFile(file))
       .map((target) => normalize(join(dirname(file), target)))
-      .filter((target) => !existsSync(join(REPO_ROOT, target)) && !PENDING_PAGES.has(target));
+      .filter((path) => !existsSync(join(REPO_ROOT, path)));
     expect(missing).toEqual([]);
   });
 

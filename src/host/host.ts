@@ -5,10 +5,10 @@
  * the callee's configuration and then by the call site, so a delegation
  * chain can only shrink access.
  *
- * Parts: options are checked in `host-options.ts`, a thread's read grants
- * computed in `permissions.ts`, agents run and delegate in
- * `agent-runner.ts`, a call site's options and attachments are checked in
- * `delegation-options.ts`.
+ * Parts: options are checked in `host-options.ts`; agents are admitted and
+ * run in `src/agents/` (`agent-runner.ts`, `delegation.ts`); a thread and its
+ * read grants are started in `src/threads/`; the port is served in
+ * `src/port/`. `docs/architecture.md` follows one delegation through them.
  */
 import { realpathSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
