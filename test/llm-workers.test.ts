@@ -611,7 +611,9 @@ describe("failures and bounds", () => {
     });
     const host = await createHost({
       sandbox: { root: data },
-      workers: { waiter: { instructions: "You wait.", model: "stuck", timeoutMs: 300 } },
+      // Long enough for the thread to start and call the model on a loaded
+      // machine: the deadline must find the call in flight.
+      workers: { waiter: { instructions: "You wait.", model: "stuck", timeoutMs: 3000 } },
       models: { stuck },
     });
     try {
