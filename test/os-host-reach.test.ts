@@ -245,3 +245,34 @@ describeWithBwrap("root-only /proc files are masked (issue 19, finding 7)", () =
     expect((await runAsNobody(READ_PROC)).stdout).toBe(expected);
   });
 });
+
+describeWithBwrap(
+  "bubblewrap's init cannot be stalled (issue 19, also documented too narrowly)",
+  () => {
+    test("ptrace of pid 1 and writes to its memory are refused: a background process dies with the shell, not at the timeout", async () => {
+      const sb = createSandbox({ root });
+      const r = await runCommand(
+        sb,
+        `sleep 60 & python3 -c 'import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+print("attach", libc.ptrace(16, 1, 0, 0), errno.errorcode.get(ctypes.get_errno(), 0))
+for p in ("/proc/1/mem", "/proc/1/task/1/mem"):
+    try:
+        os.open(p, os.O_RDWR); print(p, "open")
+    except OSError as e:
+        print(p, errno.errorcode[e.errno])'; echo shell-done`,
+        { timeoutMs: 30_000 },
+      );
+      expect(r.stdout).toBe(
+        "attach -1 EPERM\n/proc/1/mem EACCES\n/proc/1/task/1/mem EACCES\nshell-done\n",
+      );
+      expect(r.timedOut).toBe(false);
+    });
+
+    test("the command's own processes stay traceable (strace works)", async () => {
+      const sb = createSandbox({ root });
+      const r = await runCommand(sb, "strace -f -e trace=none true 2>&1 | tail -n 1");
+      expect(r.stdout).toBe("+++ exited with 0 +++\n");
+    });
+  },
+);

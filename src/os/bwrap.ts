@@ -52,6 +52,9 @@ const PROC_MASKED = [
   "/proc/cmdline",
 ];
 
+/** bubblewrap's init (pid 1 inside, doing the setup itself): its memory files. */
+const INIT_MEMORY = ["/proc/1/mem", "/proc/1/task/1/mem"];
+
 /**
  * The few `/etc` entries bash, the dynamic linker, name resolution and TLS
  * need. Not all of `/etc`: it holds host secrets and configuration.
@@ -155,6 +158,10 @@ export function systemArgs(
   args.push("--proc", "/proc");
   for (const p of PROC_READ_ONLY) args.push("--ro-bind-try", p, p);
   for (const p of PROC_MASKED) if (existsSync(p)) args.push("--ro-bind", "/dev/null", p);
+  // pid 1 is bubblewrap's init, whose exit ends the command: its memory is
+  // out of reach (the seccomp filter refuses ptrace and process_vm_* on it),
+  // so a command cannot stall it and keep processes running past the shell.
+  for (const p of INIT_MEMORY) args.push("--ro-bind", "/dev/null", p);
   const size = tmpBytes === undefined ? [] : ["--size", String(tmpBytes)];
   args.push("--dev", "/dev", ...devArgs, "--perms", "1777", ...size, "--tmpfs", "/dev/shm");
   args.push("--remount-ro", "/dev", "--perms", "1777", ...size, "--tmpfs", "/tmp");

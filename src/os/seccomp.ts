@@ -113,8 +113,18 @@ type Name =
   | (typeof DENIED)[number]
   | (typeof NOT_IMPLEMENTED)[number]
   | ArgChecked
+  | keyof typeof PID_ARG
   | "socket"
   | "socketpair";
+
+/**
+ * Calls refused when they name pid 1, bubblewrap's init, by the argument
+ * that holds the pid: stopped or rewritten by a tracer, the init would not
+ * end the command when the shell exits, and background processes would run
+ * on until the timeout. (The kernel truncates the pid to 32 bits, the part
+ * checked.) Other processes of the command stay traceable (strace, gdb).
+ */
+const PID_ARG = { ptrace: 1, process_vm_readv: 0, process_vm_writev: 0, pidfd_open: 0 } as const;
 type ArgChecked =
   | "clone"
   | "open"
@@ -187,6 +197,10 @@ const NR: Record<SeccompArch, Partial<Record<Name, number>>> = {
     mknodat: 259,
     socket: 41,
     socketpair: 53,
+    ptrace: 101,
+    process_vm_readv: 310,
+    process_vm_writev: 311,
+    pidfd_open: 434,
   },
   arm64: {
     keyctl: 219,
@@ -242,6 +256,10 @@ const NR: Record<SeccompArch, Partial<Record<Name, number>>> = {
     mknodat: 33,
     socket: 198,
     socketpair: 199,
+    ptrace: 117,
+    process_vm_readv: 270,
+    process_vm_writev: 271,
+    pidfd_open: 434,
   },
 };
 
@@ -307,6 +325,11 @@ export function buildSeccompFilter(arch: SeccompArch, opts: SeccompOptions = {})
     const n = nr[name];
     if (n !== undefined) p.push({ code: JEQ_K, k: n, jt: `check_${name}`, jf: "" });
   }
+  const pidChecked = Object.keys(PID_ARG) as (keyof typeof PID_ARG)[];
+  for (const name of pidChecked) {
+    const n = nr[name];
+    if (n !== undefined) p.push({ code: JEQ_K, k: n, jt: `pid_${name}`, jf: "" });
+  }
   const unixSocket = opts.allowUnixSockets === true ? "check_family" : "check_socket";
   if (nr.socket !== undefined) p.push({ code: JEQ_K, k: nr.socket, jt: unixSocket, jf: "" });
   if (nr.socketpair !== undefined)
@@ -323,6 +346,11 @@ export function buildSeccompFilter(arch: SeccompArch, opts: SeccompOptions = {})
   for (const family of ALLOWED_FAMILIES) p.push({ code: JEQ_K, k: family, jt: "allow", jf: "" });
   p.push({ code: RET_K, k: RET_ERRNO | EAFNOSUPPORT });
 
+  for (const name of pidChecked) {
+    if (nr[name] === undefined) continue;
+    p.push({ code: LD_W_ABS, k: offArg(PID_ARG[name]), label: `pid_${name}` });
+    p.push({ code: JEQ_K, k: 1, jt: "eperm", jf: "allow" });
+  }
   if (nr.clone !== undefined) {
     p.push({ code: LD_W_ABS, k: offArg(0), label: "check_clone" });
     p.push({ code: JSET_K, k: CLONE_NS_FLAGS, jt: "eperm", jf: "allow" });
