@@ -276,3 +276,25 @@ for p in ("/proc/1/mem", "/proc/1/task/1/mem"):
     });
   },
 );
+
+describeWithBwrap("the CLI: --allow-unix-sockets, --ptys, --open-files (issue 19)", () => {
+  test("unix sockets are refused without the flag and work with it; ulimit -n follows --open-files", async () => {
+    const { runCli } = await import("../src/cli/main.js");
+    const run = async (args: string[]) => {
+      let stdout = "";
+      const code = await runCli(args, { stdout: (t) => void (stdout += t), stderr: () => {} });
+      return { code, stdout };
+    };
+    const a = await listen(join(root, "app.sock"));
+    const cmd = `${CONNECT} app.sock; ulimit -n`;
+    expect(await run(["exec", "--root", root, "--open-files", "100", "--", cmd])).toEqual({
+      code: 0,
+      stdout: "errno 1\nsocketpair pair\n100\n",
+    });
+    expect(a.got).toEqual([]);
+    expect(
+      await run(["exec", "--root", root, "--allow-unix-sockets", "--ptys", "2", "--", cmd]),
+    ).toEqual({ code: 0, stdout: "connected hello from the host\nsocketpair pair\n1024\n" });
+    expect(a.got.join("")).toBe("from the sandbox");
+  });
+});
