@@ -282,7 +282,12 @@ describeWithBwrap("the CLI: --allow-unix-sockets, --ptys, --open-files (issue 19
     const { runCli } = await import("../src/cli/main.js");
     const run = async (args: string[]) => {
       let stdout = "";
-      const code = await runCli(args, { stdout: (t) => void (stdout += t), stderr: () => {} });
+      const code = await runCli(args, {
+        stdout: (t) => {
+          stdout += t;
+        },
+        stderr: () => {},
+      });
       return { code, stdout };
     };
     const a = await listen(join(root, "app.sock"));
