@@ -25,7 +25,14 @@ afterEach(() => {
 
 describeWithBwrap("limits (issue 11, finding 8)", () => {
   test("defaults are in force: sized /tmp and /dev/shm, rlimits set", async () => {
-    expect(DEFAULT_LIMITS).toEqual({ memoryMb: 2048, processes: 256, tmpMb: 512, cpuSeconds: 600 });
+    expect(DEFAULT_LIMITS).toEqual({
+      memoryMb: 2048,
+      processes: 256,
+      tmpMb: 512,
+      cpuSeconds: 600,
+      ptys: 16,
+      openFiles: 1024,
+    });
     const r = await runCommand(
       sb,
       "df -k --output=size /tmp /dev/shm | tail -n +2 | tr -d ' '; ulimit -t -d -u; touch /dev/x 2>/dev/null || echo dev-ro",

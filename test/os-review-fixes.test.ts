@@ -381,7 +381,7 @@ describeWithBwrap("review: protected entries at every place, absent ones too", (
 });
 
 describeWithBwrap("review: sockets, read-only root", () => {
-  test("finding 6: AF_VSOCK (and other families) are refused; Unix, IPv4, IPv6 work", async () => {
+  test("finding 6: AF_VSOCK (and other families) are refused; IPv4, IPv6 work; Unix with allowUnixSockets (issue 19)", async () => {
     const root = join(dir, "w");
     mkdirSync(root);
     const sb = createSandbox({ root });
@@ -399,10 +399,12 @@ describeWithBwrap("review: sockets, read-only root", () => {
       "    print('socketpair vsock', errno.errorcode[e.errno])",
     ].join("\n");
     writeFileSync(join(root, "s.py"), py);
+    const rest =
+      "inet ok\ninet6 ok\nvsock EAFNOSUPPORT\npacket EAFNOSUPPORT\nbluetooth EAFNOSUPPORT\nsocketpair ok\nsocketpair vsock EAFNOSUPPORT\n";
     const r = await runCommand(sb, "python3 s.py");
-    expect(r.stdout).toBe(
-      "unix ok\ninet ok\ninet6 ok\nvsock EAFNOSUPPORT\npacket EAFNOSUPPORT\nbluetooth EAFNOSUPPORT\nsocketpair ok\nsocketpair vsock EAFNOSUPPORT\n",
-    );
+    expect(r.stdout).toBe(`unix EPERM\n${rest}`);
+    const allowed = await runCommand(sb, "python3 s.py", { allowUnixSockets: true });
+    expect(allowed.stdout).toBe(`unix ok\n${rest}`);
   });
 
   test("finding 9: a read-only sandbox over / is confined (bubblewrap in a read-only area is fine)", async () => {

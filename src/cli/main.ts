@@ -49,6 +49,9 @@ Options:
   --mount SRC:TARGET[:ro]      Add a mount (repeatable); ':ro' makes it read-only
   --readonly                   Make the root and every mount read-only
   --network                    Keep network access (default: none, not even loopback)
+  --allow-unix-sockets         Let the command make unix sockets (default: only
+                               socketpair; a socket could reach any host server
+                               whose socket file is visible, as the host user)
   --env NAME=VALUE             Set an environment variable (repeatable); nothing
                                else is inherited except PATH, HOME=/tmp, TMPDIR, LANG
   --timeout SECONDS            Kill the command and all it started after this long
@@ -57,6 +60,8 @@ Options:
   --processes N                Processes and threads at once (default 256)
   --tmp MB                     Size of /tmp and of /dev/shm (default 512 each)
   --cpu SECONDS                CPU time per process (default 600)
+  --ptys N                     Pseudo-terminals at once (default 16)
+  --open-files N               Open files per process (default 1024)
   --unsafe-allow-unconfined    DANGEROUS: if bubblewrap is unavailable, run the
                                command anyway with no file-system confinement
   -h, --help                   Show this help
@@ -150,6 +155,8 @@ async function runExec(argv: readonly string[], io: CliIo): Promise<number> {
     processes: positiveInt(values.processes, "--processes"),
     tmpMb: positiveInt(values.tmp, "--tmp"),
     cpuSeconds: positiveInt(values.cpu, "--cpu"),
+    ptys: positiveInt(values.ptys, "--ptys"),
+    openFiles: positiveInt(values["open-files"], "--open-files"),
   };
   const sandbox = createSandbox({
     root: values.root,
@@ -176,6 +183,7 @@ async function runExec(argv: readonly string[], io: CliIo): Promise<number> {
       signal: io === processIo ? stop.signal : undefined,
       timeoutMs,
       network: values.network ?? false,
+      allowUnixSockets: values["allow-unix-sockets"] ?? false,
       env,
       maxOutputBytes: 256 * 1024 * 1024,
       unsafeAllowUnconfined: values["unsafe-allow-unconfined"] ?? false,
@@ -207,6 +215,8 @@ const VALUE_OPTIONS = new Set([
   "--processes",
   "--tmp",
   "--cpu",
+  "--ptys",
+  "--open-files",
 ]);
 
 /**
@@ -244,6 +254,9 @@ function parseExecArgs(argv: readonly string[]) {
       processes: { type: "string" },
       tmp: { type: "string" },
       cpu: { type: "string" },
+      ptys: { type: "string" },
+      "open-files": { type: "string" },
+      "allow-unix-sockets": { type: "boolean" },
       "unsafe-allow-unconfined": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },

@@ -28,7 +28,13 @@ const PROC_READ_ONLY = [
   "/proc/scsi",
 ];
 
-/** `/proc` files that show host-wide kernel state: replaced by an empty file. */
+/**
+ * `/proc` files that show host-wide kernel state: replaced by an empty file.
+ * The `kpage*` files, `slabinfo`, `vmallocinfo` and `pagetypeinfo` are
+ * readable by root only (physical page state, kernel heap layout), and the
+ * command is uid 0 mapped to the host's root when the host is root;
+ * `cmdline` is the host kernel's boot line.
+ */
 const PROC_MASKED = [
   "/proc/kcore",
   "/proc/keys",
@@ -37,7 +43,17 @@ const PROC_MASKED = [
   "/proc/timer_list",
   "/proc/timer_stats",
   "/proc/sched_debug",
+  "/proc/kpageflags",
+  "/proc/kpagecount",
+  "/proc/kpagecgroup",
+  "/proc/slabinfo",
+  "/proc/vmallocinfo",
+  "/proc/pagetypeinfo",
+  "/proc/cmdline",
 ];
+
+/** bubblewrap's init (pid 1 inside, doing the setup itself): its memory files. */
+const INIT_MEMORY = ["/proc/1/mem", "/proc/1/task/1/mem"];
 
 /**
  * The few `/etc` entries bash, the dynamic linker, name resolution and TLS
@@ -109,6 +125,8 @@ export interface BwrapArgsOptions {
   fds?: BwrapFds;
   /** Shell text run before the command, inside (rlimits). */
   prefix?: string;
+  /** Arguments right after `--dev /dev` (the command's `/dev/pts`: see `pty-bound.ts`). */
+  devArgs?: readonly string[];
 }
 
 /**
@@ -116,7 +134,11 @@ export interface BwrapArgsOptions {
  * `/proc` with its kernel knobs read-only, a `/dev` whose only writable place
  * is a sized `/dev/shm`, and a sized private `/tmp`.
  */
-export function systemArgs(network: boolean, tmpBytes?: number): string[] {
+export function systemArgs(
+  network: boolean,
+  tmpBytes?: number,
+  devArgs: readonly string[] = [],
+): string[] {
   const args = [
     "--unshare-user",
     "--unshare-pid",
@@ -136,8 +158,12 @@ export function systemArgs(network: boolean, tmpBytes?: number): string[] {
   args.push("--proc", "/proc");
   for (const p of PROC_READ_ONLY) args.push("--ro-bind-try", p, p);
   for (const p of PROC_MASKED) if (existsSync(p)) args.push("--ro-bind", "/dev/null", p);
+  // pid 1 is bubblewrap's init, whose exit ends the command: its memory is
+  // out of reach (the seccomp filter refuses ptrace and process_vm_* on it),
+  // so a command cannot stall it and keep processes running past the shell.
+  for (const p of INIT_MEMORY) args.push("--ro-bind", "/dev/null", p);
   const size = tmpBytes === undefined ? [] : ["--size", String(tmpBytes)];
-  args.push("--dev", "/dev", "--perms", "1777", ...size, "--tmpfs", "/dev/shm");
+  args.push("--dev", "/dev", ...devArgs, "--perms", "1777", ...size, "--tmpfs", "/dev/shm");
   args.push("--remount-ro", "/dev", "--perms", "1777", ...size, "--tmpfs", "/tmp");
   return args;
 }
@@ -175,7 +201,7 @@ function innerPrelude(fds: BwrapFds): string {
  * `/dev/shm` fails with EROFS instead of vanishing silently.
  */
 export function buildBwrapArgs(plan: BindPlan, command: string, opts: BwrapArgsOptions): string[] {
-  const args = systemArgs(opts.network, opts.tmpBytes);
+  const args = systemArgs(opts.network, opts.tmpBytes, opts.devArgs);
   args.push("--dir", WORKSPACE);
   const masks: string[] = [];
   plan.steps.forEach((step, i) => {

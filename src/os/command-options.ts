@@ -15,6 +15,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export interface CheckedCommandOptions {
   timeoutMs: number;
   network: boolean;
+  allowUnixSockets: boolean;
   env: Record<string, string>;
   maxOutputBytes: number;
   signal: AbortSignal | undefined;
@@ -35,6 +36,7 @@ export function checkCommandOptions(o: RunCommandOptions): CheckedCommandOptions
   const known = new Set([
     "timeoutMs",
     "network",
+    "allowUnixSockets",
     "env",
     "maxOutputBytes",
     "signal",
@@ -51,7 +53,12 @@ export function checkCommandOptions(o: RunCommandOptions): CheckedCommandOptions
   const maxOutputBytes = o.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
   if (!Number.isInteger(maxOutputBytes) || maxOutputBytes <= 0)
     throw new TypeError("runCommand: maxOutputBytes must be a positive integer (bytes)");
-  for (const k of ["network", "unsafeAllowUnconfined", "passThrough"] as const) {
+  for (const k of [
+    "network",
+    "allowUnixSockets",
+    "unsafeAllowUnconfined",
+    "passThrough",
+  ] as const) {
     if (o[k] !== undefined && typeof o[k] !== "boolean")
       throw new TypeError(`runCommand: ${k} must be a boolean`);
   }
@@ -78,6 +85,7 @@ export function checkCommandOptions(o: RunCommandOptions): CheckedCommandOptions
     maxOutputBytes,
     env,
     network: o.network ?? false,
+    allowUnixSockets: o.allowUnixSockets ?? false,
     signal: o.signal,
     unsafeAllowUnconfined: o.unsafeAllowUnconfined ?? false,
     bwrapPath: o.bwrapPath,

@@ -22,6 +22,7 @@ import { buildBwrapArgs } from "./bwrap.js";
 import { type CommandCgroup, createCommandCgroup } from "./cgroup.js";
 import { type CheckedLimits, type LimitHits, rlimitPrefix } from "./limits.js";
 import { type Channel, type RawResult, runProcess } from "./process.js";
+import { planPtys } from "./pty-bound.js";
 import { buildSeccompFilter, detectSeccompArch } from "./seccomp.js";
 import { checkMounts, type ExpectedMount, expectMounts } from "./verify-mounts.js";
 
@@ -106,6 +107,7 @@ export interface ConfinedRun {
   bwrap: string;
   command: string;
   network: boolean;
+  allowUnixSockets: boolean;
   env: Readonly<Record<string, string>>;
   limits: CheckedLimits;
   timeoutMs: number;
@@ -152,7 +154,9 @@ export async function runConfined(
   const bindFds = pinned.fds.map((fd) => (fd === undefined ? undefined : next++));
   try {
     const verify = new MountCheck(expectMounts(plan, pinned.fds), thaw);
+    const ptys = planPtys(run.limits.ptys, me.writable);
     const args = buildBwrapArgs(plan, run.command, {
+      devArgs: ptys.devArgs,
       network: run.network,
       tmpBytes: run.limits.tmpMb * 1024 * 1024,
       prefix: rlimitPrefix(run.limits),
@@ -164,7 +168,7 @@ export async function runConfined(
         .join(""),
     );
     const extra: (Buffer | number | Channel)[] = [
-      buildSeccompFilter(arch),
+      buildSeccompFilter(arch, { allowUnixSockets: run.allowUnixSockets }),
       env,
       verify.info,
       verify.sync,
@@ -182,8 +186,7 @@ export async function runConfined(
           String(next - 1),
           ...(cgroup?.procsFiles ?? []),
           "--",
-          run.bwrap,
-          ...args,
+          ...ptys.wrap([run.bwrap, ...args]),
         ],
         cwd: "/",
         env: {},

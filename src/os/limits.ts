@@ -21,6 +21,15 @@ export interface CommandLimits {
   tmpMb?: number;
   /** CPU time of each process, in seconds (RLIMIT_CPU). Default 600. */
   cpuSeconds?: number;
+  /**
+   * Pseudo-terminals the command may hold at once (the `max` of its own
+   * devpts instance), so that it cannot take the host's shared pool. Where
+   * the host is not root no bound can be set and the command gets none.
+   * Default 16.
+   */
+  ptys?: number;
+  /** Open files of each process (RLIMIT_NOFILE, soft and hard). Default 1024. */
+  openFiles?: number;
 }
 
 /** Limits after defaults and validation. */
@@ -32,6 +41,8 @@ export const DEFAULT_LIMITS: Readonly<CheckedLimits> = {
   processes: 256,
   tmpMb: 512,
   cpuSeconds: 600,
+  ptys: 16,
+  openFiles: 1024,
 };
 
 /** Upper bounds, so that a typo cannot turn a limit into none. */
@@ -40,6 +51,10 @@ const MAX: Readonly<CheckedLimits> = {
   processes: 1_000_000,
   tmpMb: 1024 * 1024,
   cpuSeconds: 31 * 24 * 3600,
+  // The shared pool is 3,072 by default: a command never gets near it.
+  ptys: 1024,
+  // The kernel's default fs.nr_open.
+  openFiles: 1_048_576,
 };
 
 /**
@@ -74,7 +89,10 @@ export function checkLimits(limits: unknown): CheckedLimits {
 export function rlimitPrefix(l: CheckedLimits): string {
   // CPU: the soft limit sends SIGXCPU (a clear exit status, 152), the hard
   // one a second later SIGKILL for a process that ignores it.
-  return `ulimit -t ${l.cpuSeconds + 1} -d ${l.memoryMb * 1024} -u ${l.processes} && ulimit -S -t ${l.cpuSeconds} || exit 125; `;
+  // Open files: a host whose hard limit is already lower keeps it (an
+  // unprivileged user cannot raise it, and it bounds tighter anyway).
+  const files = `{ ulimit -n ${l.openFiles} 2>/dev/null || [ "$(ulimit -H -n)" -lt ${l.openFiles} ]; }`;
+  return `ulimit -t ${l.cpuSeconds + 1} -d ${l.memoryMb * 1024} -u ${l.processes} && ${files} && ulimit -S -t ${l.cpuSeconds} || exit 125; `;
 }
 
 /** Which limits the cgroup reported as hit (see `cgroup.ts`). */
@@ -89,6 +107,8 @@ const FORK_FAILED =
   /fork: (retry: )?Interrupted system call|Resource temporarily unavailable|Cannot fork/i;
 const NO_MEMORY = /Cannot allocate memory|Out of memory|out of memory|MemoryError|bad_alloc|ENOMEM/;
 const NO_SPACE = /No space left on device|ENOSPC/;
+const NO_PTY = /out of pty devices|openpty|posix_openpt|\/dev\/ptmx/i;
+const NO_FILES = /Too many open files|EMFILE/;
 
 /**
  * Notes saying which limit a command ran into. The kernel reports a hit
@@ -118,7 +138,13 @@ export function describeLimitHits(
     notes.push(
       `The process limit (${l.processes} processes and threads at once) was reached: a new process could not be started.`,
     );
-  if (NO_SPACE.test(stderr))
+  if (NO_PTY.test(stderr))
+    notes.push(
+      `A pseudo-terminal could not be opened: a command may hold at most ${l.ptys} at once (limits.ptys), and none where the host does not run as root.`,
+    );
+  if (NO_FILES.test(stderr))
+    notes.push(`The open-file limit (${l.openFiles} per process, limits.openFiles) was reached.`);
+  if (NO_SPACE.test(stderr) && !/out of pty devices/i.test(stderr))
     notes.push(
       `A scratch file system (/tmp or /dev/shm, ${l.tmpMb} MiB each) is full, or the disk of a writable folder is.`,
     );

@@ -34,6 +34,16 @@ export interface RunCommandOptions {
   /** Keep network access. Default false: a new, empty network namespace. */
   network?: boolean;
   /**
+   * Let the command create unix sockets with `socket(AF_UNIX, …)`. Default
+   * false: such a socket could `connect` to any socket file the command can
+   * see (a read-only mount too: docker.sock, an agent's or a database's
+   * socket), and the server would see the host user (root on a root host),
+   * whatever `network` says. `socketpair` keeps working either way. Turn on
+   * only for commands that must talk to a local server, or listen on a unix
+   * socket themselves.
+   */
+  allowUnixSockets?: boolean;
+  /**
    * The command's environment, on top of a minimal default (`PATH`,
    * `HOME=/tmp`, `TMPDIR=/tmp`, `LANG=C.UTF-8`). Nothing is inherited from
    * the host process.
@@ -146,6 +156,7 @@ export async function runCommand(
     bwrap: found.path,
     command,
     network: opts.network,
+    allowUnixSockets: opts.allowUnixSockets,
     env: opts.env,
     limits: opts.limits,
     timeoutMs: opts.timeoutMs,

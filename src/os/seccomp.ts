@@ -37,6 +37,7 @@ const EAFNOSUPPORT = 97;
 
 /** Address families `socket`/`socketpair` may use: AF_UNIX, AF_INET, AF_INET6, AF_NETLINK. */
 const ALLOWED_FAMILIES = [1, 2, 10, 16];
+const AF_UNIX = 1;
 
 const OFF_NR = 0;
 const OFF_ARCH = 4;
@@ -112,8 +113,18 @@ type Name =
   | (typeof DENIED)[number]
   | (typeof NOT_IMPLEMENTED)[number]
   | ArgChecked
+  | keyof typeof PID_ARG
   | "socket"
   | "socketpair";
+
+/**
+ * Calls refused when they name pid 1, bubblewrap's init, by the argument
+ * that holds the pid: stopped or rewritten by a tracer, the init would not
+ * end the command when the shell exits, and background processes would run
+ * on until the timeout. (The kernel truncates the pid to 32 bits, the part
+ * checked.) Other processes of the command stay traceable (strace, gdb).
+ */
+const PID_ARG = { ptrace: 1, process_vm_readv: 0, process_vm_writev: 0, pidfd_open: 0 } as const;
 type ArgChecked =
   | "clone"
   | "open"
@@ -186,6 +197,10 @@ const NR: Record<SeccompArch, Partial<Record<Name, number>>> = {
     mknodat: 259,
     socket: 41,
     socketpair: 53,
+    ptrace: 101,
+    process_vm_readv: 310,
+    process_vm_writev: 311,
+    pidfd_open: 434,
   },
   arm64: {
     keyctl: 219,
@@ -241,6 +256,10 @@ const NR: Record<SeccompArch, Partial<Record<Name, number>>> = {
     mknodat: 33,
     socket: 198,
     socketpair: 199,
+    ptrace: 117,
+    process_vm_readv: 270,
+    process_vm_writev: 271,
+    pidfd_open: 434,
   },
 };
 
@@ -265,12 +284,26 @@ export function detectSeccompArch(arch: string = process.arch): SeccompArch | un
   return arch === "x64" || arch === "arm64" ? arch : undefined;
 }
 
+/** What {@link buildSeccompFilter} may let through besides the fixed rules. */
+export interface SeccompOptions {
+  /**
+   * Let `socket(AF_UNIX, …)` through. Default false: a unix socket made by
+   * `socket` can `connect` to any socket file the command can see (a
+   * read-only mount too) — docker.sock, systemd's, a database's — and the
+   * peer sees the host user (root on a root host). seccomp cannot read the
+   * path `connect` is given, so the socket itself is refused, as Anthropic's
+   * sandbox-runtime does; `socketpair(AF_UNIX, …)` stays (a connected pair,
+   * no path: pipes between the command's own processes).
+   */
+  allowUnixSockets?: boolean;
+}
+
 /**
  * Builds the filter for `arch` as bytes ready for `--seccomp`. A call made
  * with another architecture's convention (i386 via `int 0x80`, x32) fails
  * with ENOSYS / EPERM: the numbers checked here would not mean the same.
  */
-export function buildSeccompFilter(arch: SeccompArch): Buffer {
+export function buildSeccompFilter(arch: SeccompArch, opts: SeccompOptions = {}): Buffer {
   const nr = NR[arch];
   const p: Insn[] = [
     { code: LD_W_ABS, k: OFF_ARCH },
@@ -292,17 +325,32 @@ export function buildSeccompFilter(arch: SeccompArch): Buffer {
     const n = nr[name];
     if (n !== undefined) p.push({ code: JEQ_K, k: n, jt: `check_${name}`, jf: "" });
   }
-  for (const name of ["socket", "socketpair"] as const) {
+  const pidChecked = Object.keys(PID_ARG) as (keyof typeof PID_ARG)[];
+  for (const name of pidChecked) {
     const n = nr[name];
-    if (n !== undefined) p.push({ code: JEQ_K, k: n, jt: "check_family", jf: "" });
+    if (n !== undefined) p.push({ code: JEQ_K, k: n, jt: `pid_${name}`, jf: "" });
   }
+  const unixSocket = opts.allowUnixSockets === true ? "check_family" : "check_socket";
+  if (nr.socket !== undefined) p.push({ code: JEQ_K, k: nr.socket, jt: unixSocket, jf: "" });
+  if (nr.socketpair !== undefined)
+    p.push({ code: JEQ_K, k: nr.socketpair, jt: "check_family", jf: "" });
   p.push({ code: RET_K, k: RET_ALLOW });
 
+  if (opts.allowUnixSockets !== true) {
+    // EPERM, like sandbox-runtime: a policy refusal, not a missing family.
+    p.push({ code: LD_W_ABS, k: offArg(0), label: "check_socket" });
+    p.push({ code: JEQ_K, k: AF_UNIX, jt: "eperm", jf: "check_family" });
+  }
   // The family is an int: the low 32 bits of the first argument.
   p.push({ code: LD_W_ABS, k: offArg(0), label: "check_family" });
   for (const family of ALLOWED_FAMILIES) p.push({ code: JEQ_K, k: family, jt: "allow", jf: "" });
   p.push({ code: RET_K, k: RET_ERRNO | EAFNOSUPPORT });
 
+  for (const name of pidChecked) {
+    if (nr[name] === undefined) continue;
+    p.push({ code: LD_W_ABS, k: offArg(PID_ARG[name]), label: `pid_${name}` });
+    p.push({ code: JEQ_K, k: 1, jt: "eperm", jf: "allow" });
+  }
   if (nr.clone !== undefined) {
     p.push({ code: LD_W_ABS, k: offArg(0), label: "check_clone" });
     p.push({ code: JSET_K, k: CLONE_NS_FLAGS, jt: "eperm", jf: "allow" });

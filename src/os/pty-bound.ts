@@ -1,0 +1,95 @@
+/**
+ * Pseudo-terminals of a confined command, bounded.
+ *
+ * bubblewrap's `--dev` gives the sandbox its own devpts instance, but with
+ * no `max`: every instance outside the host's first one draws from one
+ * shared pool (`/proc/sys/kernel/pty/max` minus `pty/reserve`, 3,072 by
+ * default), so one command holding them all makes `openpty` fail with
+ * ENOSPC in every other sandbox and container of the host. bubblewrap has
+ * no way to pass `max=`, and the command cannot mount (no capability,
+ * seccomp), so where the host is root the launcher does it: in a private
+ * mount namespace of its own (`unshare -m`, nothing reaches the host's
+ * mount table) it mounts a new devpts instance with `max=limits.ptys` over
+ * `/dev/pts`, and bubblewrap binds that instance over the one `--dev` made.
+ * Elsewhere (an unprivileged host, no trusted `unshare`/`mount`) no bound
+ * can be set, so the command gets no pseudo-terminal at all: an empty,
+ * read-only `/dev/pts` (fail closed).
+ */
+import { statSync } from "node:fs";
+import { checkBwrapTrust } from "./bwrap-binary.js";
+
+/** How one command gets its pseudo-terminals. */
+export interface PtyPlan {
+  /** bubblewrap arguments placed right after `--dev /dev`. */
+  devArgs: string[];
+  /** The argument vector that starts bubblewrap (`argv`: bubblewrap and its arguments). */
+  wrap(argv: readonly string[]): string[];
+  /** True if the command gets up to `max` ptys; false if it gets none. */
+  bounded: boolean;
+}
+
+const UNSHARE = ["/usr/bin/unshare", "/bin/unshare"];
+const MOUNT = ["/usr/bin/mount", "/bin/mount"];
+
+/**
+ * Run by `bash -p` in the launcher's private mount namespace: mounts the
+ * bounded instance, then becomes bubblewrap. If the mount fails the command
+ * does not run: `/dev/pts` there would still be the host's own instance,
+ * whose terminals a root command could type into.
+ */
+const MOUNT_THEN_EXEC = [
+  "mount=$1 max=$2; shift 2",
+  '"$mount" -n -t devpts -o "nosuid,noexec,newinstance,ptmxmode=0666,mode=620,gid=5,max=$max" devpts /dev/pts || exit 125',
+  'exec "$@"',
+].join("\n");
+
+/**
+ * Plans the ptys of one command: at most `max` where the host can mount
+ * (root, with a trusted `unshare` and `mount` outside `writableFolders`),
+ * none elsewhere.
+ */
+export function planPtys(max: number, writableFolders: readonly string[]): PtyPlan {
+  const tools = process.geteuid?.() === 0 ? findTools(writableFolders) : undefined;
+  if (tools === undefined || !statSync("/dev/pts", { throwIfNoEntry: false })?.isDirectory())
+    return {
+      devArgs: ["--tmpfs", "/dev/pts", "--remount-ro", "/dev/pts"],
+      wrap: (argv) => [...argv],
+      bounded: false,
+    };
+  return {
+    // The source is resolved in the launcher's namespace: the bounded instance.
+    devArgs: ["--dev-bind", "/dev/pts", "/dev/pts"],
+    wrap: (argv) => [
+      tools.unshare,
+      "--mount",
+      "--propagation",
+      "private",
+      "--",
+      "/bin/bash",
+      "-p",
+      "-c",
+      MOUNT_THEN_EXEC,
+      "mountbox-ptys",
+      tools.mount,
+      String(max),
+      ...argv,
+    ],
+    bounded: true,
+  };
+}
+
+/** Trusted `unshare` and `mount` binaries (as bubblewrap's own check), if both exist. */
+function findTools(
+  writableFolders: readonly string[],
+): { unshare: string; mount: string } | undefined {
+  const pick = (paths: string[]): string | undefined => {
+    for (const p of paths) {
+      const t = checkBwrapTrust(p, writableFolders);
+      if ("real" in t) return t.real;
+    }
+    return undefined;
+  };
+  const unshare = pick(UNSHARE);
+  const mount = pick(MOUNT);
+  return unshare === undefined || mount === undefined ? undefined : { unshare, mount };
+}
