@@ -13,11 +13,15 @@
  * (`require`, `process.getBuiltinModule`, the ESM default export) is patched
  * in place, and `syncBuiltinESMExports()` refreshes the ESM named exports.
  *
- * This is a seat belt for code that is merely careless or curious; the
- * README lists what a thread can still do (network, inherited descriptors,
- * CPU and memory up to its limits).
+ * Descriptors (the `fs` fd functions, `FileHandle`, sockets and handles
+ * adopting a descriptor) are locked down in `lockdown-fds.ts`.
+ *
+ * This is a seat belt for code that is merely careless or curious;
+ * docs/security.md lists what a thread can still do (network before Node 25,
+ * CPU and memory up to its limits, …).
  */
 import { createRequire, syncBuiltinESMExports } from "node:module";
+import { lockDescriptors } from "./lockdown-fds.js";
 
 const require = createRequire(import.meta.url);
 
@@ -234,6 +238,7 @@ lockWorkerThreads();
 lockModule();
 lockOs();
 lockOthers();
+lockDescriptors();
 // The ESM named exports (`import { kill } from "node:process"`) are copies
 // made when first imported; bring them in line with the patched objects.
 syncBuiltinESMExports();

@@ -8,7 +8,10 @@
  * dropped: the log turns `failed` and calls `onFailure` once (the host then
  * stops its agents and refuses further runs). A log file removed or replaced
  * under its path (checked by device and inode before each line) is a failed
- * write too.
+ * write too, and so is one whose size is not what this writer left
+ * (truncated, or appended to by anyone else): tampering stops the host
+ * loudly instead of passing for a log. Agent threads cannot reach the log's
+ * descriptor at all (`workers/lockdown-fds.ts`); this catches the rest.
  */
 import { closeSync, fstatSync, openSync, statSync, writeSync } from "node:fs";
 import type { Writable } from "node:stream";
@@ -64,6 +67,8 @@ export function openAuditLog(
   if (typeof target === "string") {
     const fd = openSync(target, "a");
     const opened = fstatSync(fd);
+    // Every byte of the file from here on is ours: one writer per file.
+    let size = opened.size;
     put = (line) => {
       // The file at the path must still be the one open here: a log renamed
       // over, removed or replaced would take lines no one reads (an agent
@@ -71,10 +76,13 @@ export function openAuditLog(
       const now = statSync(target, { throwIfNoEntry: false });
       if (!now || now.dev !== opened.dev || now.ino !== opened.ino)
         throw new Error("the audit log file was removed or replaced");
+      if (fstatSync(fd).size !== size)
+        throw new Error("the audit log file was truncated or written by someone else");
       // Synchronous and whole: a line is on disk before the next one starts.
       const buf = Buffer.from(line);
       let off = 0;
       while (off < buf.length) off += writeSync(fd, buf, off);
+      size += buf.length;
     };
     close = () => closeSync(fd);
   } else {
