@@ -23,9 +23,16 @@ export function formatPathList(paths: readonly string[]): string {
  * variation selectors (which can smuggle text behind an emoji). The
  * explicit ranges keep the old list whatever the ICU's Unicode version.
  */
-// biome-ignore lint/suspicious/noMisleadingCharacterClass: each code point is matched on its own (the `u` flag): a lone combining character is exactly what is escaped
-const UNSAFE =
-  /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Cs}\p{Zl}\p{Zp}\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u034f\u115f\u1160\u3164\uffa0\u17b4\u17b5\u180b-\u180d\u180f\ufe00-\ufe0f\u{e0100}-\u{e01ef}]/gu;
+const UNSAFE = new RegExp(
+  [
+    String.raw`[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Cs}\p{Zl}\p{Zp}]`,
+    String.raw`[\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]`,
+    // Fillers, then the combining ones (a class of its own each: one code point per match).
+    String.raw`[\u115f\u1160\u3164\uffa0]`,
+    String.raw`\u034f|[\u17b4\u17b5]|[\u180b-\u180d\u180f]|[\ufe00-\ufe0f]|[\u{e0100}-\u{e01ef}]`,
+  ].join("|"),
+  "gu",
+);
 
 /** JSON's short forms; every other unsafe character is spelled as its code point. */
 const SHORT: Record<string, string> = {
