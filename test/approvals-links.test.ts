@@ -99,10 +99,14 @@ describe("a folder link into a flagged mount (port, real thread)", () => {
           { op: "listFiles", args: ["/pub/link"] },
           { op: "listFiles", args: ["/secret"] },
           { op: "readFile", args: ["/secret/s.txt"] },
+          { op: "grep", args: [{ pattern: "TOPSECRET", path: "/pub/link" }] },
         ],
       })) as Outcome[];
-      expect(out.map((o) => o.ok)).toEqual([true, true, true]);
+      expect(out.map((o) => o.ok)).toEqual([true, true, true, true]);
       expect(out[0]!.value).toEqual(["/pub/link/inner/deep-name.txt", "/pub/link/s.txt"]);
+      // The search through the link reads where it leads (cut to both trees).
+      const g = out[3]!.value as { matches: { path: string }[] };
+      expect(g.matches.map((m) => m.path)).toEqual(["/pub/link/s.txt"]);
       expect(asked(seen)).toEqual(["read /pub/link (\u2192 /secret)"]);
     } finally {
       await h.close();
