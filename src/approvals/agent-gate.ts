@@ -89,7 +89,7 @@ export class AgentGate {
    */
   async check(targets: readonly GateTarget[], tool?: string): Promise<Sandbox> {
     let sb = this.#effective;
-    let treeRoot: string | undefined;
+    let treeRoots: string[] | undefined;
     for (const t of targets) {
       const v = normalizeQuietly(sb, t.path);
       if (v === undefined) continue; // the operation itself reports the bad path
@@ -117,16 +117,20 @@ export class AgentGate {
         );
         continue; // the grant is the approval for this access
       }
-      // Where the path really leads (a link may lead into a flagged mount).
-      const real = t.tree || !anyFlag(sb, t.access) ? undefined : realLocation(sb, v, t.access);
-      await this.#approve(sb, t.operation, t.access, v, real, t.dir, tool);
+      // Where the path really leads (a link may lead into a flagged mount);
+      // a listing or search through a folder link reads the folder it leads to.
+      const real = anyFlag(sb, t.access) ? realLocation(sb, v, t.access) : undefined;
+      await this.#approve(sb, t, v, real, tool);
       if (t.tree !== undefined && t.access === "read") {
         const p = policyOf(sb);
+        // The tree is the folder as typed and where it really is.
+        const roots = real !== undefined && real !== v ? [v, real] : [v];
+        const under = (m: { target: string }) => roots.some((r) => isWithin(m.target, r));
         // Each flagged mount below the searched folder is asked for by name.
         for (const m of p.table.mounts) {
-          if (!m.readApproval || m.target === v || !isWithin(m.target, v)) continue;
+          if (!m.readApproval || roots.includes(m.target) || !under(m)) continue;
           if (!p.reachesBelow(m.target, "read")) continue;
-          await this.#approve(sb, "read", "read", m.target, undefined, "self", tool);
+          await this.#approve(sb, { ...t, path: m.target }, m.target, undefined, tool);
         }
         // A flagged area outside it is reachable only through a link, which
         // a search would read (a listing shows only the link's own name):
@@ -134,44 +138,55 @@ export class AgentGate {
         const outside =
           t.tree === "search"
             ? p.table.mounts.filter(
-                (m) => m.readApproval && !isWithin(m.target, v) && p.reachesBelow(m.target, "read"),
+                (m) => m.readApproval && !under(m) && p.reachesBelow(m.target, "read"),
               )
             : [];
         if (this.#o.linksOut !== "ask") {
-          if (outside.length > 0) treeRoot = v;
+          if (outside.length > 0) treeRoots = roots;
         } else
           for (const m of outside)
-            await this.#approve(sb, "read", "read", m.target, undefined, "self", tool);
+            await this.#approve(sb, { ...t, path: m.target }, m.target, undefined, tool);
       }
     }
-    return treeRoot === undefined ? sb : readsOnlyUnder(sb, treeRoot);
+    return treeRoots === undefined ? sb : readsOnlyUnder(sb, treeRoots);
   }
 
   /**
-   * Asks `operation` on `v` (and, when a link leads elsewhere, on its real
+   * Asks `t.operation` on `v` (and, when a link leads elsewhere, on its real
    * location `real`) unless neither needs approval or this agent's session
    * decisions cover each one that does.
    * @throws ApprovalDeniedError
    */
   async #approve(
     sb: Sandbox,
-    operation: GateTarget["operation"],
-    access: GrantAccess,
+    t: GateTarget,
     v: string,
     real: string | undefined,
-    dir: "self" | "parent",
     tool: string | undefined,
   ): Promise<void> {
+    const { operation, access } = t;
     const moved = real !== undefined && real !== v;
     const flagged = (moved ? [v, real] : [v]).filter((l) => needsApproval(sb, l, access));
     const covered = () => flagged.every((l) => this.#covered(sb, operation, l));
     if (flagged.length === 0 || covered()) return;
+    const decision = await this.#approver.ask(
+      {
+        operation,
+        path: v,
+        ...(moved ? { real } : {}),
+        // A listing's or search's `session` covers reading every file below.
+        ...(t.tree ? { via: t.tree } : {}),
+      },
+      tool,
+      covered,
+    );
     const shown = moved ? `${v} (\u2192 ${real})` : v;
-    const decision = await this.#approver.ask({ operation, path: shown }, tool, covered);
     if (decision === "deny") throw this.#denied(operation, access, shown, v);
+    // A session covers the file's folder, or the listed folder itself (as
+    // typed and where it really is).
     if (decision === "session")
       for (const l of flagged)
-        this.#session.push({ operation, dir: dir === "self" && l === v ? v : parentPath(l) });
+        this.#session.push({ operation, dir: t.dir === "self" ? l : parentPath(l) });
   }
 
   /**

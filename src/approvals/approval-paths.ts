@@ -34,10 +34,14 @@ export function realLocation(sb: Sandbox, v: string, access: GrantAccess): strin
   }
 }
 
-/** `sb` with reads cut to the tree under `v` (writes unchanged). */
-export function readsOnlyUnder(sb: Sandbox, v: string): Sandbox {
+/**
+ * `sb` with reads cut to the trees under `roots` (writes unchanged): a
+ * searched folder as typed, and where a link to it really leads.
+ */
+export function readsOnlyUnder(sb: Sandbox, roots: readonly string[]): Sandbox {
   const p = policyOf(sb);
-  return new Sandbox(new Policy(p.table, intersect(p.read, [{ path: v, exact: false }]), p.write));
+  const cut = roots.map((path) => ({ path, exact: false }));
+  return new Sandbox(new Policy(p.table, intersect(p.read, cut), p.write));
 }
 
 /** The canonical virtual path, or undefined where the operation will fail anyway. */

@@ -22,10 +22,24 @@ export interface ApprovalRequest {
   chain: string[];
   operation: ApprovalOperation;
   /**
-   * Normalized virtual path (control characters escaped): the file for an
-   * operation, the directory for `expand`, `/` for `shell`.
+   * Normalized virtual path, whole, with every control, format, private-use,
+   * unassigned and invisible character escaped (`\u00ad`, `\u{e0041}`): the
+   * file for an operation, the directory for `expand`, `/` for `shell`. A
+   * link names where it leads too: `/pub/x.txt (→ /secret/s.txt)`.
    */
   path: string;
+  /**
+   * Only when `path` is long (a part over 200 characters): `path` with each
+   * part cut in the middle (`…`) so that its end — the name it reaches —
+   * stays visible. Show this one where space is short; `path` is the whole.
+   */
+  displayPath?: string;
+  /**
+   * For a `read` asked by a listing (`list`) or a search (`search`) of the
+   * folder `path`: a `session` answer then covers reading every file under
+   * that folder, in its mount, for the rest of the agent's run.
+   */
+  via?: "list" | "search";
   /** For `expand`: the access asked for. */
   access?: GrantAccess;
   /** The tool, when the call came through the in-process tool layer. */

@@ -4,7 +4,7 @@
  * never from text the worker sent — so a worker cannot put words in front
  * of the approver.
  */
-import { escapeControl } from "../errors/index.js";
+import { escapeControl, SHOWN_CHARS, shortenMiddle } from "../errors/index.js";
 import type {
   ApprovalDecision,
   ApprovalOperation,
@@ -16,8 +16,18 @@ import type { GrantAccess } from "./expansion.js";
 /** What is asked: an operation on a path (for `expand`, the access asked for). */
 export interface ApprovalQuestion {
   operation: ApprovalOperation;
+  /** The normalized virtual path, as typed. */
   path: string;
+  /** Where a link at `path` really leads, when elsewhere. */
+  real?: string;
   access?: GrantAccess;
+  /** The read is a listing or a search of the folder `path`. */
+  via?: "list" | "search";
+}
+
+/** `path (→ real)`, each part passed through `f`. */
+function showPath(what: ApprovalQuestion, f: (s: string) => string): string {
+  return what.real === undefined ? f(what.path) : `${f(what.path)} (\u2192 ${f(what.real)})`;
 }
 
 /** An audit line of an agent's approvals (the gate adds agent, chain and tool). */
@@ -69,7 +79,7 @@ export class ApproverQueue {
    * session decision given meanwhile covers it.
    */
   ask(what: ApprovalQuestion, tool?: string, covered?: () => boolean): Promise<ApprovalDecision> {
-    const key = `${what.operation}\0${what.access ?? ""}\0${what.path}`;
+    const key = `${what.operation}\0${what.access ?? ""}\0${what.via ?? ""}\0${showPath(what, (p) => p)}`;
     const shared = this.#pending.get(key);
     if (shared) return shared;
     const turn = this.#queue.then(() =>
@@ -86,18 +96,23 @@ export class ApproverQueue {
 
   async #askNow(what: ApprovalQuestion, tool?: string): Promise<ApprovalDecision> {
     const o = this.#o;
+    // Every string escaped (issue 18): what the approver reads is what is there.
+    const long = what.path.length > SHOWN_CHARS || (what.real?.length ?? 0) > SHOWN_CHARS;
     const request: ApprovalRequest = {
       agentId: o.agentId,
       worker: o.worker,
-      chain: [...o.chain],
+      chain: o.chain.map((w) => escapeControl(w)),
       operation: what.operation,
-      path: escapeControl(what.path),
+      path: showPath(what, escapeControl),
+      ...(long ? { displayPath: showPath(what, (p) => escapeControl(shortenMiddle(p))) } : {}),
       ...(what.access ? { access: what.access } : {}),
+      ...(what.via ? { via: what.via } : {}),
       ...(tool ? { tool } : {}),
     };
+    // The audit log escapes the path itself.
     const line = {
       op: what.operation,
-      path: what.path,
+      path: showPath(what, (p) => p),
       ...(what.access ? { access: what.access } : {}),
     };
     this.#audit({ type: "approval_request", ...line, outcome: "asked" }, tool);

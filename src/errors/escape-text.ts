@@ -9,30 +9,80 @@ export function formatPathList(paths: readonly string[]): string {
   return paths.length === 0 ? "none" : paths.join(", ");
 }
 
-// Strings a worker supplied reach a host's events, logs and error messages: a
-// path may hold a newline or terminal escape sequences that would forge log
-// lines or drive the operator's terminal.
-/** C0 and C1 control characters, DEL, and the Unicode line and bidi controls. */
-const CONTROL =
-  /[\u0000-\u001f\u007f-\u009f\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+// Strings a worker supplied reach a host's events, logs, error messages and
+// the approver: a path may hold a newline or terminal escape sequences that
+// would forge log lines or drive the operator's terminal, or invisible
+// characters (format, tag, filler) that make `/pub/report.md` plus hidden
+// text look like `/pub/report.md` to a person (issue 18).
+/**
+ * Every character that shows as nothing, or as something it is not:
+ * control (Cc), format (Cf: bidi, zero-width, soft hyphen, tags U+E0000–
+ * U+E007F, …), private use (Co), unassigned (Cn, as this Node's ICU knows
+ * them), lone surrogates (Cs), line and paragraph separators, the
+ * invisible fillers (combining grapheme joiner, Hangul fillers) and the
+ * variation selectors (which can smuggle text behind an emoji). The
+ * explicit ranges keep the old list whatever the ICU's Unicode version.
+ */
+const UNSAFE = new RegExp(
+  [
+    String.raw`[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Cs}\p{Zl}\p{Zp}]`,
+    String.raw`[\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]`,
+    // Fillers, then the combining ones (a class of its own each: one code point per match).
+    String.raw`[\u115f\u1160\u3164\uffa0]`,
+    String.raw`\u034f|[\u17b4\u17b5]|[\u180b-\u180d\u180f]|[\ufe00-\ufe0f]|[\u{e0100}-\u{e01ef}]`,
+  ].join("|"),
+  "gu",
+);
+
+/** JSON's short forms; every other unsafe character is spelled as its code point. */
+const SHORT: Record<string, string> = {
+  "\b": "\\b",
+  "\t": "\\t",
+  "\n": "\\n",
+  "\f": "\\f",
+  "\r": "\\r",
+};
 
 /**
- * `s` with every control character written JSON-style (`\n`, `\t`,
- * `\u001b`, …; others as `\uXXXX`), backslashes left as they are.
- * Printable text, including non-ASCII letters, is unchanged.
+ * `s` with every unsafe character (see above) escaped: `\n`, `\t`, … for
+ * JSON's short forms, `\uXXXX` for others in the Basic Multilingual Plane,
+ * `\u{XXXXX}` above it (tag characters: `\u{e0041}`). Backslashes are left
+ * as they are. Printable text, including non-ASCII letters, is unchanged.
  */
 export function escapeControl(s: string): string {
-  return s.replace(CONTROL, (c) => {
-    const json = JSON.stringify(c).slice(1, -1);
-    // JSON leaves C1, DEL and the Unicode controls as they are: spell them out.
-    return json.length > 1 ? json : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  return s.replace(UNSAFE, (c) => {
+    const short = SHORT[c];
+    if (short !== undefined) return short;
+    const cp = c.codePointAt(0) as number;
+    const hex = cp.toString(16);
+    return cp > 0xffff ? `\\u{${hex}}` : `\\u${hex.padStart(4, "0")}`;
   });
 }
 
-/** Quotes a user-supplied path for a message, escaping control characters. */
+/** Longest text {@link shortenMiddle} leaves whole. */
+export const SHOWN_CHARS = 200;
+
+/**
+ * `s` cut in the middle to at most `max` code points (a `…` for the rest),
+ * keeping more of its end than its start: the end of a path names the
+ * file, and a hidden end is where a long path would hide what it reaches.
+ * Cut before escaping, so an escape sequence is never split.
+ */
+export function shortenMiddle(s: string, max = SHOWN_CHARS): string {
+  if (s.length <= max) return s;
+  const cps = Array.from(s);
+  if (cps.length <= max) return s;
+  const head = Math.floor((max - 1) * 0.4);
+  const tail = max - 1 - head;
+  return `${cps.slice(0, head).join("")}\u2026${cps.slice(cps.length - tail).join("")}`;
+}
+
+/**
+ * Quotes a user-supplied path for a message, escaping unsafe characters;
+ * a long path is cut in the middle so its end stays visible.
+ */
 export function quotePath(path: string): string {
-  const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
-  return `'${escapeControl(shown)}'`;
+  return `'${escapeControl(shortenMiddle(path))}'`;
 }
 
 /** Formats a key path like zod: `sandbox.mounts[0].target`. */

@@ -4,7 +4,7 @@
  * only.
  */
 import { isPlainObject } from "../port/arg-checks.js";
-import { type Budget, checkData, pickKnown } from "./plain-data.js";
+import { type Budget, checkData, isShortText, pickKnown } from "./plain-data.js";
 
 /** Most messages (and parts of a message, items of a tool result's content). */
 const MAX_MESSAGES = 10_000;
@@ -43,6 +43,8 @@ export function checkPrompt(v: unknown, budget: Budget): { value: unknown } | st
         return `message ${i}, part ${j}: not a ${role} part`;
       const copy = pickKnown(part, PART_KEYS[part.type] ?? [], budget);
       if (typeof copy === "string") return `message ${i}, part ${j}: ${copy}`;
+      if (part.type === "file" && !isFileData(part.data))
+        return `message ${i}, part ${j}: ${NOT_FILE_DATA}`;
       if (part.type === "tool-result") {
         const output = checkToolOutput(part.output, budget);
         if (typeof output === "string") return `message ${i}, part ${j}: output: ${output}`;
@@ -84,13 +86,52 @@ function checkToolOutput(v: unknown, budget: Budget): Record<string, unknown> | 
   if (!Array.isArray(v.value) || v.value.length > MAX_MESSAGES)
     return `value must be an array of at most ${MAX_MESSAGES} items`;
   const items: unknown[] = [];
-  for (const item of v.value) {
-    if (!isPlainObject(item) || typeof item.type !== "string") return "unknown content item";
-    const keys = Object.keys(item).filter((k) => k !== "providerOptions");
-    const copy = pickKnown(item, keys, budget);
-    if (typeof copy === "string") return copy;
+  for (const [k, item] of v.value.entries()) {
+    if (!isPlainObject(item) || typeof item.type !== "string")
+      return `content item ${k}: not an object with a type`;
+    const bad = checkContentItem(item);
+    if (bad) return `content item ${k}: ${bad}`;
+    const copy = pickKnown(item, CONTENT_ITEM_KEYS[item.type] as readonly string[], budget);
+    if (typeof copy === "string") return `content item ${k}: ${copy}`;
     items.push(copy);
   }
   out.value = items;
   return out;
+}
+
+/**
+ * Content items a thread's tool result may hold, and the keys each keeps
+ * (issue 18). The rest — `file-url`, `image-url`, `file-id`,
+ * `image-file-id`, `custom` — are refused: a URL would make the provider
+ * (or the host) fetch what the thread names, and could carry data out in
+ * its query; a provider file id reaches files of the host's account that
+ * the agent was never given. A thread sends the data itself.
+ */
+const CONTENT_ITEM_KEYS: Record<string, readonly string[]> = {
+  text: ["type", "text"],
+  "file-data": ["type", "data", "mediaType", "filename"],
+  "image-data": ["type", "data", "mediaType"],
+};
+
+/** Base64 (standard or URL-safe, line breaks allowed): never a URL. */
+const BASE64 = /^[A-Za-z0-9+/=_\-\s]*$/;
+const NOT_FILE_DATA =
+  "data must be bytes or base64 text; a URL is not accepted from an agent thread (the provider would fetch it)";
+
+/** True for a file part's data a thread may send: bytes or base64 text. */
+function isFileData(v: unknown): boolean {
+  return v instanceof Uint8Array || (typeof v === "string" && BASE64.test(v));
+}
+
+/** What is wrong with one content item of a tool result, or undefined. */
+function checkContentItem(item: Record<string, unknown>): string | undefined {
+  const type = item.type as string;
+  if (!Object.hasOwn(CONTENT_ITEM_KEYS, type))
+    return `type ${JSON.stringify(type.slice(0, 64))} is not accepted from an agent thread (URLs and provider file ids never are); send "text", or the data itself as "file-data" or "image-data" (base64)`;
+  if (type === "text") return typeof item.text === "string" ? undefined : "text must be a string";
+  if (typeof item.data !== "string" || !BASE64.test(item.data)) return NOT_FILE_DATA;
+  if (!isShortText(item.mediaType)) return "mediaType must be a short string";
+  if (item.filename !== undefined && !isShortText(item.filename))
+    return "filename must be a short string";
+  return undefined;
 }
