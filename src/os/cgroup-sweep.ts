@@ -3,11 +3,14 @@
  * while its commands run cannot remove their cgroups; its commands die with
  * it (`--die-with-parent`; a frozen one once the guard of `setup-gate.ts`
  * thaws it), but the empty folders stay. The next host of this machine
- * removes, once per parent folder, every `mountbox-PID-…` cgroup whose host
- * process is gone — killing and thawing whatever is still in it first.
- * A PID that is alive (even if reused by another program) is left alone.
+ * removes, once per parent folder, every empty `mountbox-PID-…` cgroup whose
+ * host process is gone, and thaws one still frozen (a host killed together
+ * with its guard): thawed, its processes die of the SIGKILL
+ * `--die-with-parent` left pending. Nothing is killed here: a host in
+ * another pid namespace looks dead from this one, and its commands are not
+ * ours to kill. A PID that is alive (even if reused) is left alone.
  */
-import { readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { readdirSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const swept = new Set<string>();
@@ -27,22 +30,12 @@ export function sweepDeadHostCgroups(parent: string): void {
     const m = NAME.exec(name);
     if (m === null || isAlive(Number(m[1]))) continue;
     const dir = join(parent, name);
-    const writes: [string, string][] = [
-      ["cgroup.kill", "1"],
-      ["freezer.state", "THAWED"],
-      ["cgroup.freeze", "0"],
-    ];
-    for (const [file, value] of writes) tryWrite(join(dir, file), value);
-    try {
-      for (const pid of readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n"))
-        if (/^\d+$/.test(pid)) process.kill(Number(pid), "SIGKILL");
-    } catch {
-      // gone, or not ours to kill
-    }
+    tryWrite(join(dir, "freezer.state"), "THAWED");
+    tryWrite(join(dir, "cgroup.freeze"), "0");
     try {
       rmdirSync(dir);
     } catch {
-      // still busy: the next host tries again
+      // not empty yet: a later host tries again
     }
   }
 }
