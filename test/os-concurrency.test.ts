@@ -83,11 +83,12 @@ function hostCgroups(pid: number): string[] {
   return out;
 }
 
+/** Frozen or being frozen (the requested state, not only the reached one). */
 function isFrozen(cg: string): boolean {
   const v1 = join(cg, "freezer.state");
   if (existsSync(v1)) return readFileSync(v1, "utf8").trim() !== "THAWED";
-  const events = join(cg, "cgroup.events");
-  return existsSync(events) && /^frozen 1$/m.test(readFileSync(events, "utf8"));
+  const v2 = join(cg, "cgroup.freeze");
+  return existsSync(v2) && readFileSync(v2, "utf8").trim() === "1";
 }
 
 function procsOf(cg: string): string[] {
