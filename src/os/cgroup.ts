@@ -10,6 +10,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { sweepDeadHostCgroups } from "./cgroup-sweep.js";
 import type { CheckedLimits, LimitHits } from "./limits.js";
 
 const CGROUP_ROOT = "/sys/fs/cgroup";
@@ -28,6 +29,17 @@ export interface CommandCgroup {
    * if this cgroup cannot be frozen (v1).
    */
   freeze(on: boolean): Promise<boolean>;
+  /**
+   * The file and value that thaw it (for a guard process that outlives the
+   * host, see `setup-gate.ts`); undefined if it cannot be frozen.
+   */
+  thawFile: [file: string, value: string] | undefined;
+  /**
+   * Kills every process in it, frozen ones too: v2 `cgroup.kill`; v1 a
+   * SIGKILL to each (a frozen cgroup cannot fork meanwhile) and then a thaw,
+   * without which a v1-frozen process never dies. Never throws.
+   */
+  kill(): void;
 }
 
 /** One limit-carrying cgroup folder and how to read its counters. */
@@ -94,6 +106,7 @@ export function createCommandCgroup(l: CheckedLimits): CommandCgroup | undefined
     const freezer = own.get("freezer");
     if (made.length > 0 && freezer !== undefined) {
       const dir = join(CGROUP_ROOT, "freezer", freezer, name);
+      sweepDeadHostCgroups(join(CGROUP_ROOT, "freezer", freezer));
       try {
         mkdirSync(dir);
         made.push({ dir, hits: () => ({}) });
@@ -105,7 +118,19 @@ export function createCommandCgroup(l: CheckedLimits): CommandCgroup | undefined
   }
   if (made.length === 0) return undefined;
   const unified = v2 !== undefined && own.size === 1 ? made[0]?.dir : undefined;
+  const thawFile: [string, string] | undefined =
+    unified !== undefined
+      ? [join(unified, "cgroup.freeze"), "0"]
+      : freezerV1 !== undefined
+        ? [join(freezerV1, "freezer.state"), "THAWED"]
+        : undefined;
   return {
+    thawFile,
+    kill: () =>
+      killAll(
+        made.map((m) => m.dir),
+        thawFile,
+      ),
     freeze: (on) =>
       unified !== undefined ? freezeCgroup(unified, on) : freezeCgroupV1(freezerV1, on),
     procsFiles: made.map((m) => join(m.dir, "cgroup.procs")),
@@ -184,6 +209,7 @@ function readOwnCgroups(): Map<string, string> | undefined {
  */
 function makeChild(parent: string, name: string, files: [string, string][]): string | undefined {
   const dir = join(parent, name);
+  sweepDeadHostCgroups(parent);
   try {
     mkdirSync(dir);
   } catch {
@@ -205,6 +231,39 @@ function makeChild(parent: string, name: string, files: [string, string][]): str
     // nothing more to do
   }
   return undefined;
+}
+
+function killAll(dirs: string[], thaw: [string, string] | undefined): void {
+  for (const dir of dirs) {
+    try {
+      writeFileSync(join(dir, "cgroup.kill"), "1");
+      continue;
+    } catch {
+      // cgroup v1, or a kernel before 5.14: one by one
+    }
+    let pids: string[] = [];
+    try {
+      pids = readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n");
+    } catch {
+      // already gone
+    }
+    for (const pid of pids) {
+      const n = Number(pid);
+      if (!Number.isInteger(n) || n <= 0) continue;
+      try {
+        process.kill(n, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  }
+  if (thaw !== undefined) {
+    try {
+      writeFileSync(thaw[0], thaw[1]);
+    } catch {
+      // already gone
+    }
+  }
 }
 
 /** A `key value` counter from a cgroup events file; 0 if absent. */

@@ -15,15 +15,15 @@
 import { readFile } from "node:fs/promises";
 import { IoError, OsSandboxUnavailableError } from "../errors/index.js";
 import type { Policy } from "../sandbox/policy.js";
-import { isWithin } from "../sandbox/virtual-path.js";
 import { pinBinds } from "./bind-fds.js";
 import type { BindPlan } from "./bind-plan.js";
 import { buildBwrapArgs } from "./bwrap.js";
-import { type CommandCgroup, createCommandCgroup } from "./cgroup.js";
+import { createCommandCgroup } from "./cgroup.js";
 import { type CheckedLimits, type LimitHits, rlimitPrefix } from "./limits.js";
 import { type Channel, type RawResult, runProcess } from "./process.js";
 import { planPtys } from "./pty-bound.js";
 import { buildSeccompFilter, detectSeccompArch } from "./seccomp.js";
+import { addRunning, enterSetup, type Running, removeRunning, type Setup } from "./setup-gate.js";
 import { checkMounts, type ExpectedMount, expectMounts } from "./verify-mounts.js";
 
 const FD_SECCOMP = 3;
@@ -38,54 +38,8 @@ const FD_FIRST_BIND = 7;
  */
 export const launchTestHooks: { beforeSpawn?: (info: { frozen: number }) => void } = {};
 
-/** A command of this process, from before its setup until it ends. */
-interface Running {
-  /** Host folders it may write (its writable folder binds). */
-  writable: string[];
-  cgroup: CommandCgroup | undefined;
-  /** How many setups have it frozen now. */
-  freezers: number;
-  /** Setups of others that this one's setup froze. */
-  froze?: Running[];
-}
-
-const running = new Set<Running>();
-
 function writableHosts(plan: BindPlan): string[] {
   return plan.steps.filter((s) => s.kind === "bind" && s.writable).map((s) => s.host);
-}
-
-/**
- * Freezes every other running command whose writable folders overlap a
- * folder this plan binds (where its cgroup can be frozen); returns the
- * once-only thaw.
- */
-async function freezeOverlapping(plan: BindPlan, me: Running): Promise<() => void> {
-  const mine = plan.steps.filter((s) => s.kind === "bind").map((s) => s.host);
-  const frozen: Running[] = [];
-  for (const other of running) {
-    if (other === me || other.cgroup === undefined) continue;
-    const overlaps = other.writable.some((w) => mine.some((h) => isWithin(h, w) || isWithin(w, h)));
-    if (!overlaps) continue;
-    other.freezers++;
-    frozen.push(other);
-    if (other.freezers === 1) await other.cgroup.freeze(true);
-  }
-  me.froze = frozen;
-  let thawed = false;
-  return () => {
-    if (thawed) return;
-    thawed = true;
-    me.froze = [];
-    for (const other of frozen) {
-      other.freezers--;
-      if (other.freezers === 0) void other.cgroup?.freeze(false);
-    }
-  };
-}
-
-function frozenCount(me: Running): number {
-  return me.froze?.length ?? 0;
 }
 
 /**
@@ -134,26 +88,48 @@ export async function runConfined(
       `Cannot run the command: there is no seccomp filter for this CPU (${process.arch}); only x86_64 and arm64 are supported.`,
     );
   const cgroup = createCommandCgroup(run.limits);
-  const me: Running = { writable: writableHosts(plan), cgroup, freezers: 0 };
-  running.add(me);
+  const me: Running = {
+    binds: plan.steps.filter((s) => s.kind === "bind").map((s) => s.host),
+    writable: writableHosts(plan),
+    cgroup,
+    started: false,
+  };
+  addRunning(me);
   // Other commands of this process that can write where this one's mounts
   // go are frozen until bubblewrap has made them: they cannot swap a folder
   // on the way meanwhile (the mount table check catches a mount landing
-  // elsewhere, but bubblewrap may already have made a folder there).
-  const thaw = await freezeOverlapping(plan, me);
+  // elsewhere, but bubblewrap may already have made a folder there). One
+  // setup at a time, and never a frozen one: see `setup-gate.ts`.
+  const waitStart = Date.now();
+  let setup: Setup | undefined;
+  try {
+    setup = await enterSetup(me, run.timeoutMs, run.signal);
+  } catch (err) {
+    removeRunning(me);
+    await cgroup?.remove();
+    throw err;
+  }
+  if (setup === undefined) {
+    removeRunning(me);
+    await cgroup?.remove();
+    // Never started: the wait for the other commands' setups took its time.
+    const aborted = run.signal?.aborted === true;
+    return { ...notStarted(aborted), hits: { memory: false, processes: false } };
+  }
+  const held = setup;
   let pinned: ReturnType<typeof pinBinds>;
   try {
     pinned = pinBinds(policy, plan);
   } catch (err) {
-    thaw();
-    running.delete(me);
+    await held.release();
+    removeRunning(me);
     await cgroup?.remove();
     throw err;
   }
   let next = FD_FIRST_BIND;
   const bindFds = pinned.fds.map((fd) => (fd === undefined ? undefined : next++));
   try {
-    const verify = new MountCheck(expectMounts(plan, pinned.fds), thaw);
+    const verify = new MountCheck(expectMounts(plan, pinned.fds), () => void held.release());
     const ptys = planPtys(run.limits.ptys, me.writable);
     const args = buildBwrapArgs(plan, run.command, {
       devArgs: ptys.devArgs,
@@ -174,7 +150,7 @@ export async function runConfined(
       verify.sync,
       ...pinned.fds.filter((fd): fd is number => fd !== undefined),
     ];
-    launchTestHooks.beforeSpawn?.({ frozen: frozenCount(me) });
+    launchTestHooks.beforeSpawn?.({ frozen: held.frozen });
     const raw = await runProcess(
       {
         file: "/bin/bash",
@@ -192,9 +168,12 @@ export async function runConfined(
         env: {},
         extra,
         passThrough: run.passThrough,
-        timeoutMs: run.timeoutMs,
+        timeoutMs: Math.max(1, run.timeoutMs - (Date.now() - waitStart)),
         maxOutputBytes: run.maxOutputBytes,
         signal: run.signal,
+        // A frozen process (cgroup v1) does not die of the group's SIGKILL
+        // until thawed: the timeout kills the cgroup, which thaws it too.
+        onKill: () => cgroup?.kill(),
       },
       pinned.close,
     );
@@ -205,8 +184,8 @@ export async function runConfined(
     const hits = cgroup?.readHits() ?? { memory: false, processes: false };
     return { ...raw, hits };
   } finally {
-    thaw();
-    running.delete(me);
+    await held.release();
+    removeRunning(me);
     pinned.close();
     pinned.release();
     // Awaited (a few ms at most while the kernel reaps the last processes):
@@ -214,6 +193,10 @@ export async function runConfined(
     // leave its cgroup behind.
     await cgroup?.remove();
   }
+}
+
+function notStarted(aborted: boolean): RawResult {
+  return { exitCode: 137, stdout: "", stderr: "", timedOut: !aborted, aborted, truncated: false };
 }
 
 /**

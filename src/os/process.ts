@@ -45,6 +45,8 @@ export interface ProcessSpec {
   timeoutMs: number;
   maxOutputBytes: number;
   signal?: AbortSignal;
+  /** Called, besides killing the group, on timeout, abort or a failed check (kills what the group does not hold). */
+  onKill?: () => void;
 }
 
 /**
@@ -82,6 +84,7 @@ export function runProcess(spec: ProcessSpec, onSpawned?: () => void): Promise<R
     );
     onSpawned?.();
     const killGroup = (): void => {
+      spec.onKill?.();
       if (child.pid === undefined) return;
       try {
         process.kill(-child.pid, "SIGKILL");

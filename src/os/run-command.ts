@@ -4,7 +4,8 @@
  * with the sandbox's areas bound under `/workspace`. The pieces: `bind-plan`
  * (what is bound where), `bind-fds` (pinning it), `bwrap` (the arguments),
  * `bwrap-binary` (which bubblewrap), `seccomp`, `limits`, `cgroup`,
- * `launch` (descriptors, cgroups, start), `process` (output, timeout),
+ * `launch` (descriptors, cgroups, start), `setup-gate` (concurrent
+ * commands: one setup at a time, guarded freezes), `process` (output, timeout),
  * `command-options` (checking the options) and `command-notes` (what a
  * model is told).
  */

@@ -9,6 +9,7 @@ import { statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import type { ParsedMount, ParsedSandboxConfig } from "../config/sandbox-config.js";
 import { type ConfigIssue, configError } from "../errors/index.js";
+import { checkMountSourcePath } from "./mount-source.js";
 import { realpathLoose } from "./real-path.js";
 import { baseName, isWithin } from "./virtual-path.js";
 
@@ -51,6 +52,7 @@ export class MountTable {
       ? [config.rootMount, ...config.mounts]
       : [...config.mounts];
     const real: Omit<Mount, "hasNestedSource">[] = [];
+    const given: { path: string; target: string; key: (string | number)[] }[] = [];
     raw.forEach((m, i) => {
       const key =
         config.form === "named"
@@ -58,11 +60,11 @@ export class MountTable {
           : m.target === "/"
             ? ["root"]
             : ["mounts", i - 1, "source"];
-      const given = isAbsolute(m.source) ? resolve(m.source) : resolve(basePath, m.source);
+      const givenPath = isAbsolute(m.source) ? resolve(m.source) : resolve(basePath, m.source);
       let source: string;
       let st: ReturnType<typeof statSync>;
       try {
-        source = realpathLoose(given);
+        source = realpathLoose(givenPath);
         st = statSync(source, { throwIfNoEntry: false });
         if (!st) {
           issues.push({
@@ -80,9 +82,17 @@ export class MountTable {
         return;
       }
       real.push({ ...m, source, dev: st.dev, ino: st.ino });
-      for (const host of new Set([given, source]))
+      given.push({ path: givenPath, target: m.target, key });
+      for (const host of new Set([givenPath, source]))
         if (host !== "/") hints.push({ host, target: m.target });
     });
+    if (issues.length > 0) throw configError(issues);
+    // No source may be re-pointed by a command: see `mount-source.ts`.
+    const writable = real.filter((m) => !m.readonly);
+    for (const g of given) {
+      const issue = checkMountSourcePath(g.path, g.target, g.key, writable);
+      if (issue !== undefined) issues.push(issue);
+    }
     if (issues.length > 0) throw configError(issues);
 
     const mounts: Mount[] = real.map((m) => ({
