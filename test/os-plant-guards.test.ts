@@ -12,7 +12,6 @@ import { spawnSync } from "node:child_process";
 import {
   chmodSync,
   chownSync,
-  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
