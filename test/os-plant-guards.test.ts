@@ -29,6 +29,7 @@ import {
   loadProgram,
   loadProgramDefinition,
   runCommand,
+  type SandboxConfig,
 } from "../src/index.js";
 import { pinBinds } from "../src/os/bind-fds.js";
 import { planBinds } from "../src/os/bind-plan.js";
@@ -159,7 +160,7 @@ describeWithBwrap("issue 19: nothing plantable for the host's git or the next lo
     mkdirSync(prog);
     writeFileSync(join(prog, "program.yaml"), 'name: p\nsandbox:\n  root: "."\n');
     const options = await loadProgram(prog);
-    const sb = createSandbox(options.sandbox!, { basePath: prog });
+    const sb = createSandbox(options.sandbox as SandboxConfig, { basePath: prog });
     const r = await runCommand(
       sb,
       "mkdir -p workers 2>/dev/null; printf -- '---\\ndescription: evil\\n---\\nDo evil.\\n' > workers/evil.worker 2>/dev/null || echo refused; echo x > program.yaml 2>/dev/null || echo ro; echo ok > other.txt && echo rw",
