@@ -30,7 +30,7 @@ afterEach(() => {
 function shown(plan: BindPlan): string[] {
   return plan.steps.map(
     (s) =>
-      `${s.kind} ${s.virtual}${s.kind === "bind" ? ` <- ${s.host.replace(dir, "<tmp>")}` : ""} ${s.writable ? "rw" : "ro"}${s.file ? " file" : ""}${s.placeholder === true ? " placeholder" : ""}`,
+      `${s.kind} ${s.virtual}${s.kind === "bind" ? ` <- ${s.host.replace(dir, "<tmp>")}` : ""} ${s.writable ? "rw" : "ro"}${s.file ? " file" : ""}${s.placeholder === true ? " guard" : ""}`,
   );
 }
 
@@ -47,11 +47,11 @@ describe("planBinds", () => {
     const plan = planOf(sb);
     expect(shown(plan)).toEqual([
       "bind / <- <tmp>/root rw",
-      "bind /.git <- <tmp>/root/.git ro",
+      "bind /.git <- <tmp>/root/.git ro guard",
       "bind /cache <- <tmp>/cache ro",
       "bind /out <- <tmp>/out rw",
       // Absent at the top of a writable bind: an empty read-only placeholder.
-      "bind /out/.git <- <tmp>/out/.git ro placeholder",
+      "bind /out/.git <- <tmp>/out/.git ro guard",
     ]);
     // /out has no folder in the root yet: it must be created as a mount point;
     // the other places are checked (no link on the way) before bubblewrap runs.
@@ -78,7 +78,7 @@ describe("planBinds", () => {
     const child = sb.derive({ allowRead: ["/src/a.ts", "/cache"], allowWrite: ["/cache"] });
     expect(shown(planOf(child))).toEqual([
       "bind /cache <- <tmp>/root/cache rw",
-      "bind /cache/.git <- <tmp>/root/cache/.git ro placeholder",
+      "bind /cache/.git <- <tmp>/root/cache/.git ro guard",
       "bind /src/a.ts <- <tmp>/root/src/a.ts ro file",
     ]);
   });
@@ -89,7 +89,7 @@ describe("planBinds", () => {
     expect(shown(planOf(child))).toEqual([
       "bind / <- <tmp>/root ro",
       "bind /src/lib <- <tmp>/root/src/lib rw",
-      "bind /src/lib/.git <- <tmp>/root/src/lib/.git ro placeholder",
+      "bind /src/lib/.git <- <tmp>/root/src/lib/.git ro guard",
     ]);
   });
 
@@ -100,7 +100,7 @@ describe("planBinds", () => {
     });
     expect(shown(planOf(sb))).toEqual([
       "bind / <- <tmp>/root rw",
-      "bind /.git <- <tmp>/root/.git ro",
+      "bind /.git <- <tmp>/root/.git ro guard",
       "bind /code <- <tmp>/root/src ro",
       "bind /src <- <tmp>/root/src ro",
     ]);

@@ -24,7 +24,7 @@ import {
 import { IoError } from "../errors/index.js";
 import type { Policy } from "../sandbox/policy.js";
 import { isWithin } from "../sandbox/virtual-path.js";
-import type { BindPlan, MountPoint } from "./bind-plan.js";
+import type { BindPlan, BindStep, MountPoint } from "./bind-plan.js";
 
 /** Linux `O_PATH` (same value on x86_64 and arm64): a handle that reads nothing. */
 const O_PATH = 0o10000000;
@@ -71,12 +71,17 @@ export function pinBinds(policy: Policy, plan: BindPlan): PinnedBinds {
   };
   const fds: (number | undefined)[] = [];
   try {
+    // Guards are settled now, not when planned: whatever is there is bound
+    // read-only, or a placeholder is made; a placeholder of another command
+    // that ended meanwhile is no reason to fail (nor to leave a place open).
     for (const step of plan.steps) {
-      if (step.kind !== "bind" || step.writable || step.file) continue;
-      if (step.placeholder === true) makePlaceholder(step.host, step.virtual);
+      if (step.kind !== "bind" || step.placeholder !== true) continue;
+      const mp = plan.mountPoints.find((m) => m.virtual === step.virtual);
+      if (mp === undefined) throw refuseGuard(step.virtual);
+      settleGuard(step, mp);
       const p = placeholders.get(step.host);
-      if (p === undefined) continue;
-      const st = statQuietly(step.host);
+      if (p === undefined || step.file) continue;
+      const st = statQuietly(step.host, true);
       if (st !== undefined && st.dev === p.dev && st.ino === p.ino) {
         p.users++;
         held.push(step.host);
@@ -124,46 +129,94 @@ export function pinBinds(policy: Policy, plan: BindPlan): PinnedBinds {
 }
 
 /**
- * Makes an empty folder at `host` (an absent protected name) through a
- * descriptor of its parent, never following a link. If something appeared
- * there meanwhile it is left alone (and bound read-only as it is).
+ * Settles a guard (see `protected-entries.ts`): walks to its folder from the
+ * bind it is seen through, one folder at a time through descriptors (never
+ * following a link; missing folders on the way are made, as for mount
+ * points); what is at the place is then bound read-only as it is (its
+ * `file` set to match), and if nothing is there an empty folder is made.
+ * @throws IoError if a link is in the way or the place cannot be held
  */
-function makePlaceholder(host: string, virtual: string): void {
-  const cut = host.lastIndexOf("/");
-  const parent = cut <= 0 ? "/" : host.slice(0, cut);
-  const name = host.slice(cut + 1);
-  const fd = openAt(parent, OPEN_DIR);
-  if (fd === undefined || pathOf(fd) !== parent) {
-    if (fd !== undefined) closeQuietly(fd);
-    throw new IoError(
-      `Cannot run the command: the folder of '${virtual}' was moved or replaced while the command was being prepared. Try again.`,
-      virtual,
-    );
-  }
+function settleGuard(step: BindStep, mp: MountPoint): void {
+  const name = mp.rest[mp.rest.length - 1];
+  if (name === undefined) throw refuseGuard(step.virtual);
+  const fd = openFolder(mp.base, mp.rest.slice(0, -1), true);
+  if (fd === undefined) throw refuseGuard(step.virtual);
   try {
     const inside = `/proc/self/fd/${fd}/${name}`;
-    try {
-      mkdirSync(inside, { mode: 0o755 });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "EEXIST") return;
-      throw new IoError(
-        `Cannot run the command: '${virtual}' is protected and absent, and it could not be held read-only for the command (its folder cannot be written here).`,
-        virtual,
-      );
+    let there = openAt(inside, OPEN_ANY);
+    if (there === undefined) {
+      let made = false;
+      try {
+        mkdirSync(inside, { mode: 0o755 });
+        made = true;
+      } catch (err) {
+        // Something appeared meanwhile: it is bound read-only as it is.
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST")
+          throw new IoError(
+            `Cannot run the command: '${step.virtual}' is protected and absent, and it could not be held read-only for the command (its folder cannot be written by the host now; if a command changed its permissions, restore them, e.g. chmod u+rwx). The command was not run.`,
+            step.virtual,
+          );
+      }
+      there = openAt(inside, OPEN_ANY);
+      if (there === undefined) throw refuseGuard(step.virtual);
+      try {
+        const st = fstatSync(there);
+        const known = placeholders.get(step.host);
+        if (made && st.isDirectory() && (known?.ino !== st.ino || known.dev !== st.dev))
+          placeholders.set(step.host, { dev: st.dev, ino: st.ino, users: 0 });
+      } finally {
+        closeQuietly(there);
+      }
+      there = openAt(inside, OPEN_ANY);
+      if (there === undefined) throw refuseGuard(step.virtual);
     }
-    const made = openAt(inside, OPEN_DIR);
-    if (made === undefined) return;
     try {
-      const st = fstatSync(made);
-      const known = placeholders.get(host);
-      if (known === undefined || known.ino !== st.ino || known.dev !== st.dev)
-        placeholders.set(host, { dev: st.dev, ino: st.ino, users: 0 });
+      const st = fstatSync(there);
+      if (st.isSymbolicLink()) throw refuseGuard(step.virtual);
+      step.file = !st.isDirectory();
     } finally {
-      closeQuietly(made);
+      closeQuietly(there);
     }
   } finally {
     closeQuietly(fd);
   }
+}
+
+function refuseGuard(virtual: string): IoError {
+  return new IoError(
+    `Cannot run the command: '${virtual}' must be read-only for the command, but a link or something else is in its way (perhaps made by a command running at the same time). The command was not run.`,
+    virtual,
+  );
+}
+
+/**
+ * Opens `base/rest…` folder by folder through descriptors, refusing links;
+ * missing folders are made if `create`. `undefined` if it cannot be.
+ */
+function openFolder(base: string, rest: readonly string[], create: boolean): number | undefined {
+  let fd = openAt(base, OPEN_DIR);
+  if (fd === undefined || pathOf(fd) !== base) {
+    if (fd !== undefined) closeQuietly(fd);
+    return undefined;
+  }
+  for (const name of rest) {
+    // /proc/self/fd/N/name resolves `name` inside exactly the folder N is
+    // (like mkdirat/openat), and O_NOFOLLOW refuses a link there.
+    const inside = `/proc/self/fd/${fd}/${name}`;
+    let next = openAt(inside, OPEN_DIR);
+    if (next === undefined && create) {
+      try {
+        mkdirSync(inside, { mode: 0o755 });
+      } catch {
+        // made meanwhile, or cannot be: the open below tells
+      }
+      next = openAt(inside, OPEN_DIR);
+    }
+    closeQuietly(fd);
+    if (next === undefined) return undefined;
+    fd = next;
+  }
+  return fd;
 }
 
 /** One command is done with a placeholder: the last one removes it if it is still the empty folder made. */

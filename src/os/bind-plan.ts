@@ -20,7 +20,7 @@ import {
   sortStepsShallowFirst,
   splitBelow,
 } from "./plan-steps.js";
-import { planProtectedEntries } from "./protected-entries.js";
+import { dropHiddenGuards, planProtectedEntries } from "./protected-entries.js";
 
 /** Where the sandbox's virtual `/` appears inside a confined command. */
 export const WORKSPACE = "/workspace";
@@ -41,9 +41,11 @@ export interface BindStep {
   /** True if this is a single file rather than a folder. */
   file: boolean;
   /**
-   * True for an empty read-only folder made for the command at an absent
-   * protected name (e.g. `.git`) at the top of a writable bind, so the
-   * command cannot create it; removed afterwards if still empty (`bind` only).
+   * True for a guard (see `protected-entries.ts`): a protected place inside
+   * a writable bind, bound read-only as it is when the binds are pinned, or,
+   * if absent then, as an empty read-only folder made for the command
+   * (removed afterwards if still empty), so the command cannot create it.
+   * Its `file` is settled when pinned (`bind` only).
    */
   placeholder?: boolean;
 }
@@ -102,11 +104,13 @@ export function toWorkspacePath(virtual: string): string {
  * Points: every read and write area root, every mount target inside a read
  * area, every read-only mount target inside a write area, every place where a
  * mount's source is also visible through another mount (so the most specific
- * mount's flags win, as in the policy), and protected entries (such as
- * `.git`) at the top of every place a writable folder is bound (both places
- * of a folder seen through two mounts): existing ones are bound read-only,
- * absent ones get an empty read-only placeholder. Deeper protected folders
- * are only enforced in-process.
+ * mount's flags win, as in the policy), and guards at every place a
+ * writable folder is bound (both places of a folder seen through two
+ * mounts): protected names (such as `.git`) at its top, absolute protected
+ * paths inside it, and what the host's git executes from (submodules'
+ * `.git`, `.gitmodules`, a `core.hooksPath` in the work tree) — present or
+ * absent (see `protected-entries.ts`). Protected names deeper than the top
+ * of a bind are only enforced in-process.
  */
 export function planBinds(policy: Policy): BindPlan {
   const points = new Map<string, boolean>();
@@ -192,6 +196,7 @@ export function planBinds(policy: Policy): BindPlan {
     steps.push(step);
     if (step.kind === "bind" && step.writable && !step.file) protect(step);
   }
+  dropHiddenGuards(steps, mountPoints);
   return { steps: sortStepsShallowFirst(steps), mountPoints, skipped, unsafe };
 }
 

@@ -1,77 +1,166 @@
 /**
- * Protected entries (e.g. `.git`) at the top of a writable folder bind: the
- * bind plan holds them read-only for a confined command, and holds absent
- * ones with an empty read-only placeholder so the command cannot create
- * them. Deeper levels are only enforced in-process.
+ * Guards: what a confined command must not be able to write inside a
+ * writable folder bind although the folder is writable — protected entries
+ * (named ones such as `.git` at the top of the bind, absolute ones such as
+ * `/workers` wherever the bind shows them, present or absent) and what the
+ * host's git executes from (see `git-places.ts`).
+ *
+ * A guard is a read-only bind whose final shape is settled when the binds
+ * are pinned (`bind-fds.ts`), not when the plan is made: what is there then
+ * is bound read-only as it is; if nothing is there, an empty read-only
+ * placeholder folder is made (and removed after the command if still
+ * empty). So a placeholder of another command that comes or goes between
+ * the plan and the run changes nothing.
  */
-import { accessSync, constants, readdirSync } from "node:fs";
+import { accessSync, constants, readdirSync, statSync } from "node:fs";
 import type { Policy } from "../sandbox/policy.js";
-import type { BindStep } from "./bind-plan.js";
-import { readKind } from "./host-lookup.js";
+import { isWithin } from "../sandbox/virtual-path.js";
+import type { BindStep, MountPoint } from "./bind-plan.js";
+import { findGitPlaces } from "./git-places.js";
+import { hasLinkOnTheWay, readKind } from "./host-lookup.js";
+import { findEnclosingStep, joinHost, splitBelow } from "./plan-steps.js";
 
 /**
- * Protected entries (e.g. `.git`) directly inside a writable folder bound at
- * `step.virtual`: existing ones are bound read-only; an absent protected
- * name gets an empty read-only placeholder, so the command cannot create it
- * (a `.git` with `core.fsmonitor` or hooks would run code on the host at the
- * next `git status` there). Deeper levels are only enforced in-process.
- * Places that cannot be held (a link in the way) are added to `unsafe`.
+ * The guards of a writable folder shown at `step.virtual` from `step.host`
+ * (a bind, or a second place of one). Places that cannot be held (a link
+ * in the way) are added to `unsafe`.
  */
 export function planProtectedEntries(policy: Policy, step: BindStep, unsafe: string[]): BindStep[] {
-  const out: BindStep[] = [];
-  let names: string[];
-  try {
-    names = readdirSync(step.host);
-  } catch {
-    return out;
+  const hosts = new Map<string, string>(); // host path → virtual path
+  const at = (rest: string): void => {
+    const v = step.virtual === "/" ? rest : `${step.virtual}${rest}`;
+    hosts.set(step.host === "/" ? rest : `${step.host}${rest}`, v);
+  };
+  for (const name of listExactNames(policy)) at(`/${name}`);
+  // Case twins (`.GIT` beside or instead of `.git`) are held read-only too:
+  // never a reason to protect less. A folder the host cannot list (a command
+  // may `chmod 100` it) still gets its exact names guarded above.
+  for (const name of listQuietly(step.host))
+    if (policy.table.isProtected(step.virtual === "/" ? `/${name}` : `${step.virtual}/${name}`))
+      at(`/${name}`);
+  for (const p of listProtectedPaths(policy)) {
+    const v = placeOf(policy, step, p);
+    if (v !== undefined) hosts.set(joinHost(step, v), v);
   }
-  const prefix = step.host === "/" ? "" : step.host;
-  const at = (name: string): string =>
-    step.virtual === "/" ? `/${name}` : `${step.virtual}/${name}`;
-  const present = new Set<string>();
-  for (const name of names) {
-    const v = at(name);
-    if (!policy.table.isProtected(v)) continue;
-    present.add(name.toLowerCase());
-    const host = `${prefix}/${name}`;
+  if (guardsGit(policy)) {
+    const git = findGitPlaces(step.host);
+    if (git.unreadable) unsafe.push(step.virtual === "/" ? "/.git" : `${step.virtual}/.git`);
+    for (const h of git.places) at(h.slice(step.host === "/" ? 0 : step.host.length));
+  }
+  const out: BindStep[] = [];
+  for (const [host, virtual] of hosts) {
     const kind = readKind(host);
-    if (kind !== "dir" && kind !== "file") {
-      // A link (or a vanished entry) cannot be bound over: the command could
-      // replace it with a folder of its own.
-      unsafe.push(v);
+    if (kind === "link" || hasLinkOnTheWay(step.host, splitBelow(step, virtual))) {
+      // A link cannot be bound over (the bind would follow it), nor a place
+      // behind one: the command could put a folder of its own there.
+      unsafe.push(virtual);
       continue;
     }
-    out.push({ kind: "bind", virtual: v, host, writable: false, file: kind === "file" });
-  }
-  // A folder the host user cannot write (say a root-owned workspace used by
-  // another user) is no more writable by the command: nothing to hold.
-  if (!isWritableByUs(step.host)) return out;
-  for (const name of listProtectedNames(policy)) {
-    if (present.has(name)) continue;
+    if (kind === undefined && !mayBeCreated(host, step.host)) continue;
     out.push({
       kind: "bind",
-      virtual: at(name),
-      host: `${prefix}/${name}`,
+      virtual,
+      host,
       writable: false,
-      file: false,
+      file: kind === "file",
       placeholder: true,
     });
   }
   return out;
 }
 
-/** Protected names (not paths) that are plain file names. */
-function listProtectedNames(policy: Policy): string[] {
-  return policy.table.protectedEntries.filter(
-    (p) => !p.startsWith("/") && p !== "" && p !== "." && p !== ".." && !p.includes("/"),
-  );
+/**
+ * Drops the guards that a deeper bind or mask of the final plan covers with
+ * something else (that bind has its own guards), and points the mount point
+ * of every other one at the bind it is seen through.
+ */
+export function dropHiddenGuards(steps: BindStep[], mountPoints: MountPoint[]): void {
+  for (let i = steps.length - 1; i >= 0; i--) {
+    const g = steps[i]!;
+    if (g.placeholder !== true) continue;
+    const above = findEnclosingStep(steps, g.virtual);
+    const j = mountPoints.findIndex((mp) => mp.virtual === g.virtual);
+    if (above?.kind === "bind" && joinHost(above, g.virtual) === g.host) {
+      const mp = { base: above.host, rest: splitBelow(above, g.virtual), virtual: g.virtual };
+      if (j >= 0) mountPoints[j] = { ...mp, create: false };
+      else mountPoints.push({ ...mp, create: false });
+      continue;
+    }
+    steps.splice(i, 1);
+    if (j >= 0) mountPoints.splice(j, 1);
+  }
 }
 
-function isWritableByUs(host: string): boolean {
+/**
+ * Where the absolute protected path `p` appears through the folder shown
+ * at `step`, strictly below it: its own place, or a second place (the
+ * host folder that `p` maps to, seen through this bind). `undefined` if
+ * nowhere.
+ */
+function placeOf(policy: Policy, step: BindStep, p: string): string | undefined {
+  const t = policy.table;
+  const m = t.lookup(p);
+  if (m === undefined) return undefined;
+  if (p !== step.virtual && isWithin(p, step.virtual) && t.lookup(step.virtual) === m) return p;
+  const host = t.toHost(m, p);
+  if (host === step.host || !isWithin(host, step.host)) return undefined;
+  const rest = step.host === "/" ? host : host.slice(step.host.length);
+  return step.virtual === "/" ? rest : step.virtual + rest;
+}
+
+/**
+ * Protected names as the host's tools read them: each as given and
+ * lower-cased (`.git` for the default). On a case-sensitive file system
+ * other spellings are other names, which git never reads.
+ */
+function listExactNames(policy: Policy): string[] {
+  const names = new Set<string>();
+  for (const p of policy.table.protectedEntries) {
+    if (p.startsWith("/") || p === "." || p === ".." || p.includes("/")) continue;
+    names.add(p);
+    names.add(p.toLowerCase());
+  }
+  return [...names];
+}
+
+/** Absolute protected paths (not `/` itself: a protected root is read-only anyway). */
+function listProtectedPaths(policy: Policy): string[] {
+  return policy.table.protectedEntries.filter((p) => p.startsWith("/") && p !== "/");
+}
+
+/** True if `.git` is protected: then what git executes from is guarded as well. */
+function guardsGit(policy: Policy): boolean {
+  return policy.table.protectedEntries.some((p) => p.toLowerCase() === ".git");
+}
+
+function listQuietly(host: string): string[] {
   try {
-    accessSync(host, constants.W_OK);
-    return true;
+    return readdirSync(host);
   } catch {
-    return false;
+    return [];
+  }
+}
+
+/**
+ * True if a command could create `host`: its nearest existing folder (not
+ * above `base`) is writable by this process or owned by it (a command runs
+ * as the same user and could `chmod` it back). A folder no one but its
+ * owner may write, on a host that is not that owner, needs no placeholder.
+ */
+function mayBeCreated(host: string, base: string): boolean {
+  let at = host.slice(0, host.lastIndexOf("/")) || "/";
+  while (at !== base && at.length > base.length && readKind(at) !== "dir")
+    at = at.slice(0, at.lastIndexOf("/")) || "/";
+  try {
+    accessSync(at, constants.W_OK);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EROFS") return false;
+  }
+  try {
+    return statSync(at).uid === process.geteuid?.();
+  } catch {
+    // Cannot even be looked at (a command made it so): hold it anyway.
+    return true;
   }
 }

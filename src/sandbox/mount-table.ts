@@ -42,6 +42,7 @@ export class MountTable {
   readonly suffixes: string[] | undefined;
   readonly maxFileBytes: number | undefined;
   readonly #protectedNames: readonly string[];
+  readonly #protectedNamesGiven: readonly string[];
   readonly #protectedPaths: readonly string[];
   readonly #hints: readonly HostHint[];
 
@@ -111,10 +112,11 @@ export class MountTable {
       config.form === "root"
         ? config.maxFileBytes
         : uniformOrUndefined(mounts.map((m) => m.maxFileBytes));
-    // Lower-cased: on a case-insensitive file system `.GIT` is the same folder.
-    this.#protectedNames = config.protected
-      .filter((p) => !p.startsWith("/"))
-      .map((p) => p.toLowerCase());
+    // Matched lower-cased: on a case-insensitive file system `.GIT` is the
+    // same folder. Kept as given too: on a case-sensitive one the command
+    // must not be able to create the name exactly as the host's tools read it.
+    this.#protectedNamesGiven = [...new Set(config.protected.filter((p) => !p.startsWith("/")))];
+    this.#protectedNames = this.#protectedNamesGiven.map((p) => p.toLowerCase());
     this.#protectedPaths = config.protected.filter((p) => p.startsWith("/"));
     this.#hints = hints.sort((a, b) => b.host.length - a.host.length);
   }
@@ -149,11 +151,12 @@ export class MountTable {
 
   /**
    * The `protected` list as this table applies it: absolute virtual paths,
-   * then folder names (lower-cased). Fed back to the constructor, it yields
-   * the same decisions (used to carry a policy to a pool thread).
+   * then folder names (as given; matched regardless of case). Fed back to
+   * the constructor, it yields the same decisions (used to carry a policy to
+   * a pool thread).
    */
   get protectedEntries(): string[] {
-    return [...this.#protectedPaths, ...this.#protectedNames];
+    return [...this.#protectedPaths, ...this.#protectedNamesGiven];
   }
 
   /** True if writes to `v` are refused by the `protected` list. */
