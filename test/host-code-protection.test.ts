@@ -56,7 +56,7 @@ beforeAll(() => {
   assertBuilt();
   base = makeTempDir("mountbox-hostcode-");
 });
-afterAll(() => removeDir(base));
+afterAll(() => removeDir(base), 120_000);
 
 // ---------------------------------------------------------------------------
 // (a) The packed install: an agent writes through ctx.sandbox (the port).

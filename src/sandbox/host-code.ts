@@ -20,6 +20,7 @@ import { createRequire, Module } from "node:module";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { realpathLoose } from "./real-path.js";
+import { isWithin } from "./virtual-path.js";
 
 /** One place holding host code, or deciding what code is installed. */
 export interface CodeLocation {
@@ -109,8 +110,13 @@ function findStaticLocations(entry: string | undefined): CodeLocation[] {
     for (const g of globals)
       if (typeof g === "string" && isAbsolute(g)) add(g, true, "the host's node_modules");
   }
-  for (const dir of followPackages(starts))
-    out.push({ host: dir, folder: true, what: "a package the host loads" });
+  // Most packages lie in a node_modules counted already: only the others
+  // (linked in from elsewhere) are added.
+  const folders = out.filter((c) => c.folder).map((c) => c.host);
+  for (const dir of followPackages(starts)) {
+    if (!folders.some((f) => isWithin(dir, f)))
+      out.push({ host: dir, folder: true, what: "a package the host loads" });
+  }
   return out;
 }
 
