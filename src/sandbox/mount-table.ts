@@ -8,7 +8,8 @@
 import { statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import type { ParsedMount, ParsedSandboxConfig } from "../config/sandbox-config.js";
-import { type ConfigIssue, configError } from "../errors/index.js";
+import { type ConfigIssue, configError, quotePath } from "../errors/index.js";
+import { type CodeLocation, placeHostCode, refuseInsideHostCode } from "./host-code-places.js";
 import { checkMountSourcePath } from "./mount-source.js";
 import { realpathLoose } from "./real-path.js";
 import { baseName, isWithin } from "./virtual-path.js";
@@ -44,10 +45,18 @@ export class MountTable {
   readonly #protectedNames: readonly string[];
   readonly #protectedNamesGiven: readonly string[];
   readonly #protectedPaths: readonly string[];
+  /** Protected paths that hold host code, and what each is (for messages). */
+  readonly #hostCode: ReadonlyMap<string, string>;
   readonly #hints: readonly HostHint[];
 
-  constructor(config: ParsedSandboxConfig, basePath: string) {
+  /**
+   * @param hostCode the host's code locations (see `findHostCode`): writable
+   *   mounts that hold one get it protected; one inside one is refused.
+   *   Omitted when rebuilding a table whose protected list already has them.
+   */
+  constructor(config: ParsedSandboxConfig, basePath: string, hostCode?: readonly CodeLocation[]) {
     const issues: ConfigIssue[] = [];
+    const keys: (string | number)[][] = [];
     const hints: HostHint[] = [];
     const raw: ParsedMount[] = config.rootMount
       ? [config.rootMount, ...config.mounts]
@@ -84,9 +93,11 @@ export class MountTable {
       }
       real.push({ ...m, source, dev: st.dev, ino: st.ino });
       given.push({ path: givenPath, target: m.target, key });
+      keys.push(key);
       for (const host of new Set([givenPath, source]))
         if (host !== "/") hints.push({ host, target: m.target });
     });
+    if (hostCode) issues.push(...refuseInsideHostCode(real, keys, hostCode));
     if (issues.length > 0) throw configError(issues);
     // No source may be re-pointed by a command: see `mount-source.ts`.
     const writable = real.filter((m) => !m.readonly);
@@ -117,7 +128,11 @@ export class MountTable {
     // must not be able to create the name exactly as the host's tools read it.
     this.#protectedNamesGiven = [...new Set(config.protected.filter((p) => !p.startsWith("/")))];
     this.#protectedNames = this.#protectedNamesGiven.map((p) => p.toLowerCase());
-    this.#protectedPaths = config.protected.filter((p) => p.startsWith("/"));
+    this.#hostCode = hostCode ? placeHostCode(this, hostCode) : new Map();
+    this.#protectedPaths = [
+      ...config.protected.filter((p) => p.startsWith("/")),
+      ...[...this.#hostCode.keys()].filter((p) => !config.protected.includes(p)),
+    ];
     this.#hints = hints.sort((a, b) => b.host.length - a.host.length);
   }
 
@@ -175,11 +190,23 @@ export class MountTable {
     return false;
   }
 
-  /** The protected entry that `v` falls under, for messages. */
+  /** The protected entry that `v` falls under (the outermost path), for messages. */
   protectedEntryFor(v: string): string {
-    for (const p of this.#protectedPaths) if (isWithin(v, p)) return p;
+    let found: string | undefined;
+    for (const p of this.#protectedPaths)
+      if (isWithin(v, p) && (found === undefined || p.length < found.length)) found = p;
+    if (found !== undefined) return found;
     const segments = v.toLowerCase().split("/");
     return this.#protectedNames.find((n) => segments.includes(n)) ?? "";
+  }
+
+  /** Why a write to protected `v` is refused, naming the entry (for messages). */
+  protectionReason(v: string): string {
+    const entry = this.protectedEntryFor(v);
+    const what = this.#hostCode.get(entry);
+    if (what === undefined)
+      return `it is inside a protected folder (${quotePath(entry)}) where writes are refused`;
+    return `${v === entry ? "it is" : "it is inside"} ${quotePath(entry)} (${what}: code or packages the host process runs), where agents cannot write`;
   }
 
   /** True if the mount's suffix allowlist admits the file name. */

@@ -216,7 +216,7 @@ export class Policy {
         return notWritable(
           v,
           this.writableRoots,
-          `it is inside a protected folder ('${this.table.protectedEntryFor(v)}') where writes are refused`,
+          this.table.protectionReason(v),
           this.readOnlyInside(),
         );
       case "suffix": {

@@ -11,6 +11,7 @@ import {
   type RestrictOptions,
   restrictPolicy,
 } from "./derive.js";
+import { findHostCode } from "./host-code.js";
 import * as io from "./io.js";
 import { MountTable } from "./mount-table.js";
 import { type Access, Policy } from "./policy.js";
@@ -218,13 +219,18 @@ function check(p: Policy, path: string, access: Access): boolean {
 
 /**
  * Creates the root sandbox from a configuration (camelCase or snake_case).
- * Roots and mount sources are realpath'd once, here.
+ * Roots and mount sources are realpath'd once, here. Where a writable mount
+ * holds the host's own code (its `node_modules` chain, package manifests
+ * and lockfiles, entry script, mountbox's package), those places are
+ * protected; a writable mount inside such a folder is refused.
  * @param opts.basePath folder that relative `root`/`source` paths are relative to
  * @throws ConfigError naming each bad key
  */
 export function createSandbox(config: SandboxConfig, opts: { basePath?: string } = {}): Sandbox {
   const parsed = parseSandboxConfig(config);
-  const table = new MountTable(parsed, resolveHostPath(opts.basePath ?? "."));
+  // The host's own code is never writable by agents (issue 18): computed
+  // here, so the API, the port, derived children and the shell all inherit it.
+  const table = new MountTable(parsed, resolveHostPath(opts.basePath ?? "."), findHostCode());
   const areas = table.mounts
     .filter((m) => (parsed.form === "root" ? m.target === "/" : true))
     .map((m) => ({ path: m.target, exact: false }));

@@ -1,0 +1,247 @@
+/**
+ * The host's code locations (issue 18, findings 1–2): the real folders and
+ * files Node resolves the host process's modules from, and the manifests
+ * and lockfiles that decide what gets installed there. An agent that could
+ * write one of them could change what the host — or a trusted thread it
+ * starts later, such as a fresh pool thread loading piscina — runs.
+ *
+ * Found from the host's entry script (`process.argv[1]`) and mountbox's own
+ * installed package (from this module's URL), never from the working folder
+ * (the library takes explicit paths): each one's ancestors' `node_modules`
+ * and package files (present or not: an absent one could be planted), the
+ * packages the two declare, found the way Node finds them and followed
+ * through links, pnpm stores and workspaces to everything they depend on,
+ * Node's global folders (`NODE_PATH` and the like), the entry script and
+ * every file in `require.cache`. Only what is on the host's resolution
+ * chain: a `node_modules` elsewhere (an agent's own project) is not one.
+ */
+import { readFileSync, statSync } from "node:fs";
+import { createRequire, Module } from "node:module";
+import { dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { realpathLoose } from "./real-path.js";
+import { isWithin } from "./virtual-path.js";
+
+/** One place holding host code, or deciding what code is installed. */
+export interface CodeLocation {
+  /** Host path (real where it exists; an absent one under its real parent). */
+  readonly host: string;
+  /** True for a folder: everything below it counts, and no writable mount may lie inside it. */
+  readonly folder: boolean;
+  /** What it is, for messages, never a host path: `the host's node_modules`, … */
+  readonly what: string;
+}
+
+/**
+ * Package files Node or a package manager reads at each level: manifests,
+ * lockfiles, Yarn Plug'n'Play maps and caches, installer settings.
+ */
+const PACKAGE_FILES = [
+  "package.json",
+  "package-lock.json",
+  "npm-shrinkwrap.json",
+  "pnpm-lock.yaml",
+  "pnpm-workspace.yaml",
+  "yarn.lock",
+  ".yarnrc.yml",
+  ".pnp.cjs",
+  ".pnp.loader.mjs",
+  ".pnp.data.json",
+  ".npmrc",
+  ".pnpmfile.cjs",
+];
+/** Folders at each level that hold installed code. */
+const CODE_FOLDERS = ["node_modules", ".yarn"];
+
+/** Most packages followed from the two manifests (a bound on the work per process). */
+const MAX_PACKAGES = 20_000;
+
+let cached: { key: string; locations: readonly CodeLocation[] } | undefined;
+
+/**
+ * The host's code locations now. The part found on disk is computed once
+ * per process (per entry script); `require.cache` is read each time, since
+ * it grows as the host loads modules.
+ */
+export function findHostCode(): CodeLocation[] {
+  const entry = process.argv[1];
+  const key = entry ?? "";
+  if (cached?.key !== key) cached = { key, locations: findStaticLocations(entry) };
+  const out = [...cached.locations];
+  const require = createRequire(import.meta.url);
+  // Node keys the cache by real file name already (unless --preserve-symlinks,
+  // where the link's place is the one to hold).
+  for (const file of Object.keys(require.cache)) {
+    if (isAbsolute(file))
+      out.push({ host: file, folder: false, what: "a module the host has loaded" });
+  }
+  return out;
+}
+
+function findStaticLocations(entry: string | undefined): CodeLocation[] {
+  const out: CodeLocation[] = [];
+  const add = (host: string, folder: boolean, what: string): void => {
+    out.push({ host, folder, what });
+    // A link in the app (node_modules → elsewhere): the link's place and
+    // where it leads both count.
+    const r = real(host);
+    if (r !== host) out.push({ host: r, folder, what });
+  };
+  const starts: string[] = [];
+  if (entry) {
+    const given = resolve(entry);
+    add(given, false, "the host's entry script");
+    starts.push(dirname(given), dirname(real(given)));
+  }
+  const pkgRoot = findOwnPackageRoot();
+  if (pkgRoot) {
+    starts.push(pkgRoot);
+    for (const part of ownPackageParts(pkgRoot))
+      add(join(pkgRoot, part), true, "mountbox's installed package");
+  }
+  const levels = new Set<string>();
+  for (const s of starts) for (const dir of ancestorsOf(s)) levels.add(dir);
+  for (const dir of levels) {
+    for (const name of CODE_FOLDERS) add(join(dir, name), true, `the host's ${name}`);
+    for (const name of PACKAGE_FILES) add(join(dir, name), false, `the host's ${name}`);
+  }
+  const globals = (Module as unknown as { globalPaths?: unknown }).globalPaths;
+  if (Array.isArray(globals)) {
+    for (const g of globals)
+      if (typeof g === "string" && isAbsolute(g)) add(g, true, "the host's node_modules");
+  }
+  // Most packages lie in a node_modules counted already: only the others
+  // (linked in from elsewhere) are added.
+  const folders = out.filter((c) => c.folder).map((c) => c.host);
+  for (const dir of followPackages(starts)) {
+    if (!folders.some((f) => isWithin(dir, f)))
+      out.push({ host: dir, folder: true, what: "a package the host loads" });
+  }
+  return out;
+}
+
+/** `dir` and every folder above it, nearest first. */
+function ancestorsOf(dir: string): string[] {
+  const out: string[] = [];
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    out.push(d);
+    if (dirname(d) === d) return out;
+  }
+}
+
+/** mountbox's package folder: the nearest one above this module named `mountbox`. */
+function findOwnPackageRoot(): string | undefined {
+  let here: string;
+  try {
+    here = real(dirname(fileURLToPath(import.meta.url)));
+  } catch {
+    return undefined;
+  }
+  for (const dir of ancestorsOf(here)) {
+    const manifest = readManifest(dir);
+    if (manifest?.name === "mountbox") return dir;
+  }
+  return undefined;
+}
+
+/**
+ * The parts of mountbox's package folder that hold its code: the top
+ * folder this module runs from (`dist`, or `src` when run from source) and
+ * the top entries its manifest ships (`files`). Not the whole folder: run
+ * from a checkout, that is the repository, whose examples may be sandboxes.
+ */
+function ownPackageParts(pkgRoot: string): string[] {
+  const parts = new Set<string>();
+  const here = real(fileURLToPath(import.meta.url));
+  const rest = here.slice(pkgRoot.length + 1).split(sep)[0];
+  if (rest) parts.add(rest);
+  const files = readManifest(pkgRoot)?.files;
+  if (Array.isArray(files)) {
+    for (const f of files) {
+      if (typeof f !== "string" || f.startsWith("!")) continue;
+      const top = f.replace(/^\.\//, "").split("/")[0];
+      if (top && !top.includes("*") && top !== "." && top !== "..") parts.add(top);
+    }
+  }
+  return [...parts];
+}
+
+/**
+ * The real folders of every package the manifests nearest to `starts`
+ * declare, and of everything those declare, found as Node finds them (the
+ * nearest `node_modules/<name>` above the declaring package's real folder).
+ */
+function followPackages(starts: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const queue: string[] = [];
+  for (const s of starts) {
+    const top = ancestorsOf(real(s)).find((d) => readManifest(d) !== undefined);
+    if (top !== undefined && !seen.has(top)) {
+      seen.add(top);
+      queue.push(top);
+    }
+  }
+  const found: string[] = [];
+  while (queue.length > 0 && seen.size < MAX_PACKAGES) {
+    const pkg = queue.shift()!;
+    for (const name of declaredPackages(readManifest(pkg))) {
+      const dir = locatePackage(pkg, name);
+      if (dir === undefined || seen.has(dir)) continue;
+      seen.add(dir);
+      found.push(dir);
+      queue.push(dir);
+    }
+  }
+  return found;
+}
+
+function declaredPackages(manifest: Manifest | undefined): string[] {
+  if (!manifest) return [];
+  const names = new Set<string>();
+  for (const field of [
+    manifest.dependencies,
+    manifest.optionalDependencies,
+    manifest.peerDependencies,
+  ]) {
+    if (field && typeof field === "object") for (const n of Object.keys(field)) names.add(n);
+  }
+  // A name that could climb out of node_modules is no package.
+  return [...names].filter((n) => /^(@[\w.~-]+\/)?[\w.~-]+$/.test(n) && !n.startsWith("."));
+}
+
+function locatePackage(from: string, name: string): string | undefined {
+  for (const dir of ancestorsOf(from)) {
+    const candidate = join(dir, "node_modules", name);
+    try {
+      if (statSync(candidate, { throwIfNoEntry: false })?.isDirectory()) return real(candidate);
+    } catch {
+      // unreadable: keep looking above, as Node does
+    }
+  }
+  return undefined;
+}
+
+interface Manifest {
+  name?: unknown;
+  files?: unknown;
+  dependencies?: unknown;
+  optionalDependencies?: unknown;
+  peerDependencies?: unknown;
+}
+
+function readManifest(dir: string): Manifest | undefined {
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+    return parsed && typeof parsed === "object" ? (parsed as Manifest) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function real(p: string): string {
+  try {
+    return realpathLoose(p);
+  } catch {
+    return p;
+  }
+}
