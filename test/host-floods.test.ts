@@ -5,7 +5,7 @@
  * agents' slow greps do not starve a third; a read of a huge file is refused
  * before it loads, with a message that names the limit and the way on.
  */
-import { closeSync, mkdirSync, openSync, ftruncateSync, writeFileSync } from "node:fs";
+import { closeSync, ftruncateSync, mkdirSync, openSync, writeFileSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -102,7 +102,7 @@ describe("a ctx.log flood (finding 4)", () => {
     const err = await flood;
     expect(err).toBeInstanceOf(AgentThreadError);
     expect((err as AgentThreadError).reason).toBe("oversize");
-    expect((err as Error).message).toMatch(/messages on its parent port/);
+    expect((err as Error).message).toMatch(/on its parent port within a second/);
   });
 });
 
@@ -189,10 +189,14 @@ describe("reads of huge files (finding 6)", () => {
     const watch = setInterval(() => {
       rssMax = Math.max(rssMax, process.memoryUsage().rss);
     }, 10);
-    const r = await run({ mode: "reads", op: "readBytes", path: "/big.bin", n: 4 }, { sandbox: big });
+    const r = await run(
+      { mode: "reads", op: "readBytes", path: "/big.bin", n: 4 },
+      { sandbox: big },
+    );
     clearInterval(watch);
     expect(r.value).toEqual(Array.from({ length: 4 }, () => ({ ok: true, length: 100 * MB })));
-    // One 100 MiB read at a time (the budget is 128 MiB), not four at once.
-    expect(rssMax - rss0).toBeLessThan(700 * MB);
+    // One 100 MiB read loads at a time (the budget is 128 MiB), not four at
+    // once (1.5 GB before); the thread's copies count here too.
+    expect(rssMax - rss0).toBeLessThan(1024 * MB);
   });
 });

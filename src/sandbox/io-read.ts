@@ -28,8 +28,23 @@ export function capFor(policy: Policy, ...virtuals: string[]): number | undefine
   return cap;
 }
 
+/** Limits of one read beyond the mounts' own (the port's; the host's own calls pass none). */
+export interface ReadLimits {
+  /** Cap used where no mount sets `maxFileBytes`, and the error to give past it. */
+  defaultCap?: { bytes: number; tooLarge: (path: string, size: number, cap: number) => Error };
+  /**
+   * Called with the file's size after every check and before a byte is
+   * loaded; the read waits for it (a byte budget).
+   */
+  beforeLoad?: (size: number) => Promise<void>;
+}
+
 /** Reads a whole regular file through the policy. */
-export async function readBytes(policy: Policy, path: string): Promise<Uint8Array> {
+export async function readBytes(
+  policy: Policy,
+  path: string,
+  limits: ReadLimits = {},
+): Promise<Uint8Array> {
   const r = policy.resolve(path, "read");
   const opened = openVerified(policy, r, "read", true);
   const { fd, stats } = opened;
@@ -44,8 +59,13 @@ export async function readBytes(policy: Policy, path: string): Promise<Uint8Arra
           : "it is not a regular file",
       );
     }
-    const cap = capFor(policy, r.virtual, opened.realVirtual);
-    if (cap !== undefined && stats.size > cap) throw fileTooLarge(r.virtual, stats.size, cap);
+    const mountCap = capFor(policy, r.virtual, opened.realVirtual);
+    const cap = mountCap ?? limits.defaultCap?.bytes;
+    if (cap !== undefined && stats.size > cap)
+      throw mountCap === undefined && limits.defaultCap
+        ? limits.defaultCap.tooLarge(r.virtual, stats.size, cap)
+        : fileTooLarge(r.virtual, stats.size, cap);
+    if (limits.beforeLoad) await limits.beforeLoad(stats.size);
     // Read up to one byte past the cap (or the size) so a file that grew
     // after fstat is still caught.
     const limit = cap === undefined ? Number.MAX_SAFE_INTEGER : cap + 1;

@@ -50,10 +50,13 @@ export class LogBudget {
     if (this.#lines >= HOST_LOG_LINES || this.#chars + entry.message.length > HOST_LOG_CHARS) {
       this.#dropped += 1 + (entry.dropped ?? 0);
       // One summary when the window ends, not one per dropped line.
-      this.#timer ??= setTimeout(() => {
-        this.#timer = undefined;
-        this.#summarize();
-      }, 1000 - (Date.now() % 1000)).unref();
+      this.#timer ??= setTimeout(
+        () => {
+          this.#timer = undefined;
+          this.#summarize();
+        },
+        1000 - (Date.now() % 1000),
+      ).unref();
       return;
     }
     this.#lines++;
