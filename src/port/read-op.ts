@@ -10,9 +10,7 @@
  * (see `maxBytesInFlight`): the budget counts what is about to be loaded,
  * not only the replies already made.
  */
-import { FileTooLargeError, quotePath, wrapFsError } from "../errors/index.js";
-import { readBytes } from "../sandbox/io-read.js";
-import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
+import type { ReadOptions } from "../sandbox/types.js";
 import { type Handler, pathsOnly } from "./arg-checks.js";
 
 /**
@@ -22,34 +20,12 @@ import { type Handler, pathsOnly } from "./arg-checks.js";
  */
 export const DEFAULT_PORT_MAX_FILE_BYTES = 64 * 1024 * 1024;
 
-/** Waits until `bytes` more fit the agent's byte budget; held until the reply is made. */
-export type Reserve = (bytes: number) => Promise<void>;
-
-const decoder = new TextDecoder("utf-8");
-
-/** The refusal past the default cap: names it and says how to read a part. */
-function tooLargeForPort(path: string, size: number, cap: number): FileTooLargeError {
-  return new FileTooLargeError(
-    `Cannot read ${quotePath(path)}: ${size} bytes is over the limit of ${cap} bytes for one whole-file read by an agent (no max_file_bytes is set for it).\nRead a part instead: search it with grep (it reads big files in chunks, up to its maxFileBytes), or run head, tail or sed on it if you have a shell; or ask for a larger max_file_bytes on its mount.`,
-    path,
-  );
-}
-
-/** Reads `path` whole through the port's limits; `factor` is bytes reserved per file byte. */
-async function readForPort(
-  sb: Sandbox,
-  path: string,
-  reserve: Reserve,
-  factor: number,
-): Promise<Uint8Array> {
-  try {
-    return await readBytes(policyOf(sb), path, {
-      defaultCap: { bytes: DEFAULT_PORT_MAX_FILE_BYTES, tooLarge: tooLargeForPort },
-      beforeLoad: (size) => reserve(size * factor),
-    });
-  } catch (err) {
-    throw wrapFsError(err, "read", path);
-  }
+/** The port's limits of one read; `factor` is bytes reserved per file byte. */
+function portLimits(reserve: (bytes: number) => Promise<void>, factor: number): ReadOptions {
+  return {
+    defaultMaxBytes: DEFAULT_PORT_MAX_FILE_BYTES,
+    beforeLoad: (size) => reserve(size * factor),
+  };
 }
 
 /** Node may hand back a view into a shared pool: cloning the view would send the whole pool. */
@@ -64,12 +40,11 @@ export const READ_OPS = {
   // A string reply is measured at 2 bytes per character: reserve as much.
   readFile: {
     check: pathsOnly(1),
-    run: async (sb, a, _signal, reserve) =>
-      decoder.decode(await readForPort(sb, a[0] as string, reserve, 2)),
+    run: (sb, a, _signal, reserve) => sb.readFile(a[0] as string, portLimits(reserve, 2)),
   },
   readBytes: {
     check: pathsOnly(1),
     run: async (sb, a, _signal, reserve) =>
-      exactBytes(await readForPort(sb, a[0] as string, reserve, 1)),
+      exactBytes(await sb.readBytes(a[0] as string, portLimits(reserve, 1))),
   },
 } satisfies Record<string, Handler>;

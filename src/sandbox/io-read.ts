@@ -8,9 +8,16 @@
  */
 import { closeSync, read as readCb, readSync } from "node:fs";
 import { promisify } from "node:util";
-import { fileTooLarge, ioError, SandboxError, wrapFsError } from "../errors/index.js";
+import {
+  fileTooLarge,
+  fileTooLargeToReadWhole,
+  ioError,
+  SandboxError,
+  wrapFsError,
+} from "../errors/index.js";
 import { openVerified } from "./fd-check.js";
 import type { Policy } from "./policy.js";
+import type { ReadOptions } from "./types.js";
 
 const readAsync = promisify(readCb);
 
@@ -28,22 +35,11 @@ export function capFor(policy: Policy, ...virtuals: string[]): number | undefine
   return cap;
 }
 
-/** Limits of one read beyond the mounts' own (the port's; the host's own calls pass none). */
-export interface ReadLimits {
-  /** Cap used where no mount sets `maxFileBytes`, and the error to give past it. */
-  defaultCap?: { bytes: number; tooLarge: (path: string, size: number, cap: number) => Error };
-  /**
-   * Called with the file's size after every check and before a byte is
-   * loaded; the read waits for it (a byte budget).
-   */
-  beforeLoad?: (size: number) => Promise<void>;
-}
-
 /** Reads a whole regular file through the policy. */
 export async function readBytes(
   policy: Policy,
   path: string,
-  limits: ReadLimits = {},
+  limits: ReadOptions = {},
 ): Promise<Uint8Array> {
   const r = policy.resolve(path, "read");
   const opened = openVerified(policy, r, "read", true);
@@ -60,10 +56,10 @@ export async function readBytes(
       );
     }
     const mountCap = capFor(policy, r.virtual, opened.realVirtual);
-    const cap = mountCap ?? limits.defaultCap?.bytes;
+    const cap = mountCap ?? limits.defaultMaxBytes;
     if (cap !== undefined && stats.size > cap)
-      throw mountCap === undefined && limits.defaultCap
-        ? limits.defaultCap.tooLarge(r.virtual, stats.size, cap)
+      throw mountCap === undefined
+        ? fileTooLargeToReadWhole(r.virtual, stats.size, cap)
         : fileTooLarge(r.virtual, stats.size, cap);
     if (limits.beforeLoad) await limits.beforeLoad(stats.size);
     // Read up to one byte past the cap (or the size) so a file that grew
@@ -128,8 +124,12 @@ async function readAllAsync(
 const decoder = new TextDecoder("utf-8");
 
 /** Reads a file as UTF-8 text. */
-export async function readText(policy: Policy, path: string): Promise<string> {
-  return decoder.decode(await readBytes(policy, path));
+export async function readText(
+  policy: Policy,
+  path: string,
+  limits: ReadOptions = {},
+): Promise<string> {
+  return decoder.decode(await readBytes(policy, path, limits));
 }
 
 /** Type, size and mtime of a readable file or directory. */
