@@ -122,7 +122,10 @@ export class HeavyPool {
    * Fair across owners (`call.owner`, e.g. one agent): at most one task of
    * an owner runs at a time, the rest wait in the owner's own queue, and free
    * threads go to owners in turn — one owner's many slow tasks never hold
-   * every thread. A task without an owner is an owner of its own.
+   * every thread; and when every thread is busy and another owner waits,
+   * the longest-running task past `fairSliceMs` is stopped (a
+   * {@link PoolTimeoutError}, `phase: "preempted"`) — so a few owners' slow
+   * tasks never starve the rest. A task without an owner is an owner of its own.
    * `call.timeoutMs` counts from when the task starts running (it rejects
    * with a {@link PoolTimeoutError}, `phase: "running"`, and its thread is
    * terminated); `call.queueTimeoutMs` bounds the wait for a thread
