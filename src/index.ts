@@ -86,6 +86,7 @@ export {
   createSandbox,
   type FileEdit,
   type FileStat,
+  type ReadOptions,
   Sandbox,
   type SandboxDescription,
 } from "./sandbox/sandbox.js";

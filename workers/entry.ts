@@ -23,6 +23,7 @@ import {
   type WorkerContext,
   type WorkerFunction,
 } from "./index.js";
+import { createLogBudget } from "./log-budget.js";
 import { MODEL_CALL, type ModelCallFunction } from "./model-client.js";
 import { createSandboxClient } from "./sandbox-client.js";
 
@@ -54,6 +55,8 @@ parent.on("message", (m: { kind?: unknown; reason?: unknown }) => {
 });
 
 const post = (msg: ThreadMessage): void => parent.postMessage(msg);
+// Bound at boot: worker code may replace Date.now later.
+const logs = createLogBudget(post, Date.now.bind(Date));
 
 // The built-in LLM worker reaches its (host-held) model through this; for
 // any other worker the host refuses model operations.
@@ -75,7 +78,7 @@ const ctx: WorkerContext = Object.freeze({
   },
   log(message: unknown, level: LogLevel = "info") {
     const text = typeof message === "string" ? message : safeStringify(message);
-    post({ kind: "log", level, message: text.slice(0, MAX_LOG_CHARS) });
+    logs.send({ kind: "log", level, message: text.slice(0, MAX_LOG_CHARS) });
   },
 });
 
@@ -83,6 +86,7 @@ try {
   const mod = (await import(boot.moduleUrl)) as { default?: unknown };
   const fn = pickWorker(mod.default);
   const value = await fn(boot.input, ctx);
+  logs.flush();
   try {
     post({ kind: "result", value });
   } catch (err) {
@@ -91,6 +95,7 @@ try {
     post({ kind: "error", error: describeError(err, "The worker's result could not be sent") });
   }
 } catch (err) {
+  logs.flush();
   post({ kind: "error", error: describeError(err) });
 } finally {
   client.close();

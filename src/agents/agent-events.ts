@@ -63,6 +63,7 @@ export function reportLog(hub: EventHub, agent: Agent, entry: AgentLogEntry): vo
     worker: agent.worker,
     level: entry.level,
     ...(entry.stream ? { stream: entry.stream } : {}),
+    ...(entry.dropped !== undefined ? { dropped: entry.dropped } : {}),
     // A worker's text: no raw control characters reach an event.
     message: escapeControl(entry.message),
     time: Date.now(),

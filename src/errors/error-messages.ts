@@ -84,6 +84,21 @@ export function fileTooLarge(
   );
 }
 
+/**
+ * Builds the {@link FileTooLargeError} of a whole-file read past a default
+ * cap (one no mount set): names the cap and says how to read a part.
+ */
+export function fileTooLargeToReadWhole(
+  path: string,
+  size: number,
+  limit: number,
+): FileTooLargeError {
+  return new FileTooLargeError(
+    `Cannot read ${quotePath(path)}: ${size} bytes is over the limit of ${limit} bytes for reading a whole file (no max_file_bytes is set for it).\nRead a part instead: search it with grep (it reads big files in chunks, up to its maxFileBytes), or run head, tail or sed on it if you have a shell; or ask for a larger max_file_bytes on its mount.`,
+    path,
+  );
+}
+
 /** Builds an {@link InvalidPathError}: `problem` says what is wrong, `fix` what to use. */
 export function invalidPath(
   path: string | undefined,

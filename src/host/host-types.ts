@@ -129,6 +129,8 @@ export type HostEvent =
       level: "debug" | "info" | "warn" | "error";
       stream?: "stdout" | "stderr";
       message: string;
+      /** On a summary line only: how many lines were dropped over the agent's log budget. */
+      dropped?: number;
       time: number;
     }
   | {

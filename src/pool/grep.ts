@@ -59,8 +59,8 @@ const READ_CHUNK = 1024 * 1024;
 
 /**
  * Validates search options (the public edge) and canonicalizes the path.
- * @throws InvalidRequestError for bad options or a bad pattern;
- *   the policy's path errors for a bad path
+ * @throws InvalidRequestError for bad options (a bad pattern is reported
+ *   by {@link runGrep}, which compiles it); the policy's path errors for a bad path
  */
 export function prepareGrep(policy: Policy, opts: GrepOptions): GrepRequest {
   if (typeof opts !== "object" || opts === null)
@@ -68,7 +68,11 @@ export function prepareGrep(policy: Policy, opts: GrepOptions): GrepRequest {
   if (typeof opts.pattern !== "string" || opts.pattern === "")
     throw new InvalidRequestError("grep needs a non-empty 'pattern' (a regular expression).");
   const flags = checkFlags(opts.flags);
-  compilePattern(opts.pattern, flags);
+  // The pattern is compiled where the search runs (`runGrep`), never here:
+  // some patterns take seconds to compile (a class of a thousand
+  // `\p{RGI_Emoji}` with `v`), and this runs on the host's event loop. The
+  // flags alone are cheap to check.
+  compilePattern("", flags);
   const raw = opts.path ?? "/";
   if (typeof raw !== "string") throw new InvalidRequestError("'path' must be a string.");
   const path = policy.normalize(raw);
@@ -139,11 +143,14 @@ export async function runGrep(
   req: GrepRequest,
   signal?: AbortSignal,
 ): Promise<GrepResult> {
+  // First, so a bad pattern is reported before any path error. In a pool
+  // thread a compile that takes seconds holds only that thread, and the
+  // task's deadline ends it.
+  const regex = compilePattern(req.source, req.flags);
   const deadline = performance.now() + req.timeBudgetMs;
   const listed = await filesToSearch(policy, req, signal);
   throwIfStopped(signal, req.path);
   const files = listed === "time" ? [] : listed;
-  const regex = compilePattern(req.source, req.flags);
   const pace = startPace();
   const matches: GrepMatch[] = [];
   const tally: Tally = {

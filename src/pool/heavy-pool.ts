@@ -23,6 +23,12 @@ export interface HeavyPoolOptions {
   niceIncrement?: number;
   /** Heap limit of each thread, in MiB. Default 512. */
   maxOldGenerationSizeMb?: number;
+  /**
+   * A task that has run this long is stopped when another owner waits for a
+   * thread and none is free (a {@link PoolTimeoutError}, phase
+   * `preempted`): slow tasks of a few owners never starve the rest. Default 2 000.
+   */
+  fairSliceMs?: number;
 }
 
 /** How one call of {@link HeavyPool.run} is scheduled. */
@@ -38,16 +44,25 @@ export interface PoolRunOptions {
 /** A task that ran too long, or waited too long for a thread. */
 export class PoolTimeoutError extends Error {
   constructor(
-    readonly phase: "queued" | "running",
+    readonly phase: "queued" | "running" | "preempted",
     readonly limitMs: number,
   ) {
     super(
       phase === "queued"
         ? `the task waited ${limitMs} ms for a pool thread and was not started`
-        : `the task ran for ${limitMs} ms and was stopped`,
+        : phase === "preempted"
+          ? `the task ran past ${limitMs} ms while others waited for a pool thread, and was stopped`
+          : `the task ran for ${limitMs} ms and was stopped`,
     );
     this.name = "PoolTimeoutError";
   }
+}
+
+/** A running task, as far as sharing the threads goes. */
+interface Running {
+  started: number;
+  /** Stops the task because another owner waits. */
+  preempt: () => void;
 }
 
 /** A task waiting for a thread. */
@@ -79,8 +94,10 @@ export class HeavyPool {
   #closed = false;
   /** Per owner, its tasks waiting for a thread (owners in turn order). */
   readonly #queues = new Map<object, Queued[]>();
-  /** Owners with a task running. */
-  readonly #running = new Set<object>();
+  /** Owners with a task running, and how to stop that task for another owner. */
+  readonly #running = new Map<object, Running>();
+  /** Wakes {@link #pump} when a running task reaches its fair slice. */
+  #sliceTimer: NodeJS.Timeout | undefined;
 
   constructor(opts: HeavyPoolOptions = {}) {
     this.#opts = {
@@ -89,6 +106,7 @@ export class HeavyPool {
       niceIncrement:
         process.platform === "linux" ? nonNegative("niceIncrement", opts.niceIncrement, 10) : 0,
       maxOldGenerationSizeMb: positive("maxOldGenerationSizeMb", opts.maxOldGenerationSizeMb, 512),
+      fairSliceMs: positive("fairSliceMs", opts.fairSliceMs, 2_000),
     };
   }
 
@@ -104,7 +122,10 @@ export class HeavyPool {
    * Fair across owners (`call.owner`, e.g. one agent): at most one task of
    * an owner runs at a time, the rest wait in the owner's own queue, and free
    * threads go to owners in turn — one owner's many slow tasks never hold
-   * every thread. A task without an owner is an owner of its own.
+   * every thread; and when every thread is busy and another owner waits,
+   * the longest-running task past `fairSliceMs` is stopped (a
+   * {@link PoolTimeoutError}, `phase: "preempted"`) — so a few owners' slow
+   * tasks never starve the rest. A task without an owner is an owner of its own.
    * `call.timeoutMs` counts from when the task starts running (it rejects
    * with a {@link PoolTimeoutError}, `phase: "running"`, and its thread is
    * terminated); `call.queueTimeoutMs` bounds the wait for a thread
@@ -179,7 +200,7 @@ export class HeavyPool {
           break;
         }
       }
-      if (picked === undefined) return;
+      if (picked === undefined) break;
       const q = this.#queues.get(picked) as Queued[];
       const entry = q.shift() as Queued;
       this.#queues.delete(picked);
@@ -187,12 +208,45 @@ export class HeavyPool {
       entry.cleanup();
       this.#start(picked, entry);
     }
+    this.#shareThreads();
+  }
+
+  /**
+   * All threads are busy. If an owner without a running task waits, stops
+   * the longest-running task past its fair slice — or looks again when the
+   * first one reaches it.
+   */
+  #shareThreads(): void {
+    if (this.#closed || this.#sliceTimer || this.#running.size < this.#opts.maxThreads) return;
+    let starved = false;
+    for (const owner of this.#queues.keys()) if (!this.#running.has(owner)) starved = true;
+    if (!starved) return;
+    let oldest: Running | undefined;
+    for (const r of this.#running.values()) if (!oldest || r.started < oldest.started) oldest = r;
+    if (!oldest) return;
+    const due = oldest.started + this.#opts.fairSliceMs - performance.now();
+    if (due <= 0) {
+      oldest.preempt();
+      return;
+    }
+    this.#sliceTimer = setTimeout(() => {
+      this.#sliceTimer = undefined;
+      this.#pump();
+    }, due + 1);
+    this.#sliceTimer.unref();
   }
 
   #start(owner: object, e: Queued): void {
-    this.#running.add(owner);
     let timedOut = false;
+    let preempted = false;
     const deadline = new AbortController();
+    this.#running.set(owner, {
+      started: performance.now(),
+      preempt: () => {
+        preempted = true;
+        deadline.abort();
+      },
+    });
     const timer =
       e.timeoutMs === undefined
         ? undefined
@@ -216,7 +270,13 @@ export class HeavyPool {
       },
       (err: unknown) => {
         this.#finish(owner, timer);
-        e.reject(timedOut ? new PoolTimeoutError("running", e.timeoutMs as number) : err);
+        e.reject(
+          preempted
+            ? new PoolTimeoutError("preempted", this.#opts.fairSliceMs)
+            : timedOut
+              ? new PoolTimeoutError("running", e.timeoutMs as number)
+              : err,
+        );
       },
     );
   }
@@ -230,6 +290,8 @@ export class HeavyPool {
   /** Terminates the threads; later `run` calls reject. */
   async close(): Promise<void> {
     this.#closed = true;
+    if (this.#sliceTimer) clearTimeout(this.#sliceTimer);
+    this.#sliceTimer = undefined;
     const waiting = [...this.#queues.values()].flat();
     this.#queues.clear();
     for (const e of waiting) {

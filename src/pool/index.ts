@@ -178,6 +178,12 @@ async function runPooled<T>(
     outcome = await pending;
   } catch (err) {
     if (call.signal?.aborted) throw ioError(op, path, "it was stopped before it finished");
+    if (err instanceof PoolTimeoutError && err.phase === "preempted")
+      throw ioError(
+        op,
+        path,
+        `it ran for more than ${err.limitMs} ms while other agents waited for the host's search threads, and was stopped to let them run; narrow the path, the glob or the pattern, or try again`,
+      );
     if (err instanceof PoolTimeoutError && err.phase === "queued")
       throw ioError(
         op,

@@ -14,7 +14,17 @@ export interface Checked {
 /** One allowlisted operation: its argument check, then the call on the sandbox. */
 export type Handler = {
   check: (args: unknown[]) => Checked | string;
-  run: (sandbox: Sandbox, args: unknown[], signal: AbortSignal) => unknown;
+  /**
+   * Runs the operation. `reserve` waits until that many more bytes fit the
+   * agent's budget of bytes in flight, and holds them until the reply is
+   * made (a read reserves its file's size before loading it).
+   */
+  run: (
+    sandbox: Sandbox,
+    args: unknown[],
+    signal: AbortSignal,
+    reserve: (bytes: number) => Promise<void>,
+  ) => unknown;
 };
 
 /** Longest path or glob string accepted; the sandbox itself rejects paths over 4096 bytes. */

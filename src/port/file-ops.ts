@@ -17,6 +17,7 @@ import {
   readOptions,
   withOptions,
 } from "./arg-checks.js";
+import { READ_OPS } from "./read-op.js";
 
 /** Most edits accepted in one `editFile` call. */
 const MAX_EDITS = 10_000;
@@ -73,13 +74,8 @@ function checkList(args: unknown[]): Checked | string {
 
 /** The file operations (everything but `grep` and the hook operations). */
 export const FILE_OPS = {
-  readFile: { check: pathsOnly(1), run: (sb, a) => sb.readFile(asString(a[0])) },
-  readBytes: {
-    check: pathsOnly(1),
-    // Node may hand back a view into a shared pool: cloning the view would
-    // send the whole pool. Copy exactly the file's bytes.
-    run: async (sb, a) => exactBytes(await sb.readBytes(asString(a[0]))),
-  },
+  // Whole-file reads: capped and budgeted before they load (read-op.ts).
+  ...READ_OPS,
   writeFile: {
     check: checkWrite,
     run: (sb, a) => sb.writeFile(asString(a[0]), a[1] as string | Uint8Array),
@@ -119,9 +115,3 @@ export const FILE_OPS = {
   writableRoots: { check: noArgs, run: (sb) => sb.writableRoots },
   describe: { check: noArgs, run: (sb) => sb.describe() },
 } satisfies Record<string, Handler>;
-
-function exactBytes(b: Uint8Array): Uint8Array {
-  const whole =
-    b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer;
-  return whole && Object.getPrototypeOf(b) === Uint8Array.prototype ? b : new Uint8Array(b);
-}

@@ -26,6 +26,7 @@ import {
   type PortServerOptions,
 } from "./port-options.js";
 import { ACK_OP, INVALID_REQUEST, type PortReply, type WireError } from "./protocol.js";
+import { createReservations } from "./read-budget.js";
 
 /** Operations of one worker running at once; the rest wait in order. */
 const MAX_RUNNING = 4;
@@ -58,6 +59,8 @@ export function serveSandbox(
   let requestBytes = 0;
   /** Bytes of big replies sent and not yet acknowledged. */
   let replyBytes = 0;
+  /** Reads' bytes about to load (see {@link createReservations}), counted before they load. */
+  const reservations = createReservations(() => replyBytes, maxBytesInFlight);
   let closed = false;
   /** This agent's model requests: checked, with the tools of its last call kept for reuse. */
   const checkModel = opts.onModel ? createModelRequestChecker() : undefined;
@@ -110,6 +113,7 @@ export function serveSandbox(
    * getting work done, instead of piling replies up in the host.
    */
   const pump = (): void => {
+    reservations.grant();
     while (
       !closed &&
       waiting.length > 0 &&
@@ -141,6 +145,8 @@ export function serveSandbox(
     const takesSlot = !AWAITING_OPS.has(op);
     const settle = (ok: boolean, valueOrError: unknown, tookSlot = takesSlot): void => {
       if (tookSlot) running--;
+      // From here the reply's own size is counted instead (if it is big).
+      reservations.release(id);
       requestBytes -= checked.bytes;
       pending.delete(id);
       if (closed) return;
@@ -162,7 +168,9 @@ export function serveSandbox(
       if (closed) return;
       let result: unknown;
       try {
-        result = handler.run(served, checked.args, stop.signal);
+        result = handler.run(served, checked.args, stop.signal, (bytes) =>
+          reservations.reserve(id, bytes),
+        );
       } catch (err) {
         settle(false, err);
         return;
@@ -288,6 +296,7 @@ export function serveSandbox(
       if (closed) return;
       closed = true;
       waiting.length = 0;
+      reservations.close();
       lane.close();
       stop.abort();
       port.off("message", onMessage);

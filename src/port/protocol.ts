@@ -168,7 +168,13 @@ export const INVALID_REQUEST = "invalid_request";
 export type ThreadMessage =
   | { kind: "result"; value: unknown }
   | { kind: "error"; error: { name: string; message: string; code?: string; path?: string } }
-  | { kind: "log"; level: LogLevel; message: string };
+  | {
+      kind: "log";
+      level: LogLevel;
+      message: string;
+      /** On a summary line only: how many lines were dropped over the thread's log budget. */
+      dropped?: number;
+    };
 
 /** Levels of `ctx.log`. */
 export type LogLevel = "debug" | "info" | "warn" | "error";

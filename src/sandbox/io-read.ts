@@ -8,9 +8,16 @@
  */
 import { closeSync, read as readCb, readSync } from "node:fs";
 import { promisify } from "node:util";
-import { fileTooLarge, ioError, SandboxError, wrapFsError } from "../errors/index.js";
+import {
+  fileTooLarge,
+  fileTooLargeToReadWhole,
+  ioError,
+  SandboxError,
+  wrapFsError,
+} from "../errors/index.js";
 import { openVerified } from "./fd-check.js";
 import type { Policy } from "./policy.js";
+import type { ReadOptions } from "./types.js";
 
 const readAsync = promisify(readCb);
 
@@ -29,7 +36,11 @@ export function capFor(policy: Policy, ...virtuals: string[]): number | undefine
 }
 
 /** Reads a whole regular file through the policy. */
-export async function readBytes(policy: Policy, path: string): Promise<Uint8Array> {
+export async function readBytes(
+  policy: Policy,
+  path: string,
+  limits: ReadOptions = {},
+): Promise<Uint8Array> {
   const r = policy.resolve(path, "read");
   const opened = openVerified(policy, r, "read", true);
   const { fd, stats } = opened;
@@ -44,8 +55,13 @@ export async function readBytes(policy: Policy, path: string): Promise<Uint8Arra
           : "it is not a regular file",
       );
     }
-    const cap = capFor(policy, r.virtual, opened.realVirtual);
-    if (cap !== undefined && stats.size > cap) throw fileTooLarge(r.virtual, stats.size, cap);
+    const mountCap = capFor(policy, r.virtual, opened.realVirtual);
+    const cap = mountCap ?? limits.defaultMaxBytes;
+    if (cap !== undefined && stats.size > cap)
+      throw mountCap === undefined
+        ? fileTooLargeToReadWhole(r.virtual, stats.size, cap)
+        : fileTooLarge(r.virtual, stats.size, cap);
+    if (limits.beforeLoad) await limits.beforeLoad(stats.size);
     // Read up to one byte past the cap (or the size) so a file that grew
     // after fstat is still caught.
     const limit = cap === undefined ? Number.MAX_SAFE_INTEGER : cap + 1;
@@ -108,8 +124,12 @@ async function readAllAsync(
 const decoder = new TextDecoder("utf-8");
 
 /** Reads a file as UTF-8 text. */
-export async function readText(policy: Policy, path: string): Promise<string> {
-  return decoder.decode(await readBytes(policy, path));
+export async function readText(
+  policy: Policy,
+  path: string,
+  limits: ReadOptions = {},
+): Promise<string> {
+  return decoder.decode(await readBytes(policy, path, limits));
 }
 
 /** Type, size and mtime of a readable file or directory. */

@@ -15,9 +15,9 @@ import { findHostCode } from "./host-code.js";
 import * as io from "./io.js";
 import { MountTable } from "./mount-table.js";
 import { type Access, Policy } from "./policy.js";
-import type { FileEdit, FileStat, SandboxDescription } from "./types.js";
+import type { FileEdit, FileStat, ReadOptions, SandboxDescription } from "./types.js";
 
-export type { FileEdit, FileStat, SandboxDescription };
+export type { FileEdit, FileStat, ReadOptions, SandboxDescription };
 
 const policies = new WeakMap<Sandbox, Policy>();
 
@@ -106,14 +106,14 @@ export class Sandbox {
     return new Sandbox(restrictPolicy(policyOf(this), opts));
   }
 
-  /** Reads a file as UTF-8. */
-  readFile(path: string): Promise<string> {
-    return guard("readText", path, () => io.readText(policyOf(this), path));
+  /** Reads a file as UTF-8 (`opts`: a default size cap and a byte budget, see {@link ReadOptions}). */
+  readFile(path: string, opts?: ReadOptions): Promise<string> {
+    return guard("readText", path, () => io.readText(policyOf(this), path, opts));
   }
 
-  /** Reads a file's bytes. */
-  readBytes(path: string): Promise<Uint8Array> {
-    return guard("readBytes", path, () => io.readBytes(policyOf(this), path));
+  /** Reads a file's bytes (`opts` as {@link readFile}). */
+  readBytes(path: string, opts?: ReadOptions): Promise<Uint8Array> {
+    return guard("readBytes", path, () => io.readBytes(policyOf(this), path, opts));
   }
 
   /** Writes a file atomically, creating parent directories. */

@@ -84,3 +84,20 @@ export interface GrepResult {
   /** Files not searched, by reason (what `notice` sums up). */
   skipped: { binary: number; tooLarge: number; unreadable: number };
 }
+
+/**
+ * Limits of one whole-file read beyond the mounts' own (an agent's port
+ * passes them; the host's own calls need none).
+ */
+export interface ReadOptions {
+  /**
+   * Cap in bytes where no mount sets `maxFileBytes`. A bigger file is refused
+   * with a `FileTooLargeError` that says how to read a part.
+   */
+  defaultMaxBytes?: number | undefined;
+  /**
+   * Called with the file's size after every check and before a byte is
+   * loaded; the read waits for it (a byte budget).
+   */
+  beforeLoad?: ((size: number) => Promise<void>) | undefined;
+}

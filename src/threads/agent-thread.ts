@@ -17,6 +17,7 @@ export { type AgentFailure, AgentThreadError };
 
 import { serveSandbox } from "../port/port-server.js";
 import type { ThreadBootData } from "../port/protocol.js";
+import { createFloodGuard, FLOOD_BYTES, FLOOD_MESSAGES, LogBudget } from "./log-budget.js";
 import { readThreadMessage } from "./thread-messages.js";
 import {
   type AgentLogEntry,
@@ -27,7 +28,7 @@ import {
 import { captureOutput, DEFAULT_MAX_OUTPUT_BYTES, type ThreadOutput } from "./thread-output.js";
 import { computeThreadExecArgv, resolveModulePath, startWorker } from "./thread-start.js";
 
-/** Most log lines kept from one thread (later ones are counted, not kept). */
+/** Most log lines kept from one thread in its result (the events get them all). */
 const MAX_LOG_LINES = 10_000;
 /** Longest delay setTimeout honours (≈ 24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -82,6 +83,18 @@ async function startAgentThread(
   const out: ThreadOutput = { stdout: "", stderr: "" };
   const logs: AgentLogEntry[] = [];
   const maxOutput = opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  let logChars = 0;
+  // ctx.log lines and stdout/stderr lines share one budget; the result keeps
+  // ctx.log lines (and summaries) up to MAX_LOG_LINES and as many characters
+  // as the stdout cap.
+  const budget = new LogBudget((entry) => {
+    if (entry.stream === undefined && logs.length < MAX_LOG_LINES && logChars < maxOutput) {
+      logChars += entry.message.length;
+      logs.push(entry);
+    }
+    opts.onLog?.(entry);
+  });
+  const flood = createFloodGuard();
 
   return new Promise<AgentThreadResult>((resolve, reject) => {
     let settled = false;
@@ -94,6 +107,7 @@ async function startAgentThread(
       if (timer) clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);
       server.close();
+      budget.flush();
       // Terminate in every case: a thread that returned may still have
       // timers or pending work, and a thread is never reused.
       void worker.terminate();
@@ -130,10 +144,20 @@ async function startAgentThread(
     }
     startedThreads.add(reportExit);
 
-    captureOutput(worker, out, maxOutput, opts.onLog);
+    captureOutput(worker, out, maxOutput, (entry) => budget.offer(entry));
 
     worker.on("message", (msg: unknown) => {
-      const m = readThreadMessage(msg);
+      // After the end (or a flood) every further message costs as little as can be.
+      if (settled) return;
+      let flooding = false;
+      const m = readThreadMessage(msg, (bytes) => {
+        flooding = !flood.count(bytes);
+      });
+      if (flooding)
+        return fail(
+          "oversize",
+          `The agent posted more than ${FLOOD_MESSAGES} messages or ${FLOOD_BYTES} bytes on its parent port within a second; it was stopped (ctx.log drops lines past its budget instead).`,
+        );
       if (m === "oversize")
         return fail(
           "oversize",
@@ -141,8 +165,8 @@ async function startAgentThread(
         );
       if (m === null) return; // not ours to act on; a hostile thread may post anything
       if (m.kind === "log") {
-        if (logs.length < MAX_LOG_LINES) logs.push({ level: m.level, message: m.message });
-        opts.onLog?.({ level: m.level, message: m.message });
+        const { level, message, dropped } = m;
+        budget.offer(dropped === undefined ? { level, message } : { level, message, dropped });
       } else if (m.kind === "result") finish(null, m.value);
       else fail("threw", `The agent failed: ${m.error.name}: ${m.error.message}`, m.cause);
     });

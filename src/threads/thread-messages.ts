@@ -9,15 +9,18 @@ import { measureMessage } from "./message-size.js";
 
 /** Cap on any one message a thread posts on its parent port. */
 const DEFAULT_MAX_RESULT_BYTES = 64 * 1024 * 1024;
-/** Cap on one log message (longer lines are abuse, not logging). */
-const MAX_LOG_MESSAGE_BYTES = 1024 * 1024;
+/**
+ * Cap on one log message: `ctx.log` cuts a line at 8 Ki characters (16 KiB),
+ * so anything much longer is abuse, not logging.
+ */
+const MAX_LOG_MESSAGE_BYTES = 64 * 1024;
 
 const LEVELS = new Set<string>(["debug", "info", "warn", "error"]);
 
 /** A message of the thread, read. */
 export type ThreadMessage =
   | { kind: "result"; value: unknown }
-  | { kind: "log"; level: LogLevel; message: string }
+  | { kind: "log"; level: LogLevel; message: string; dropped?: number }
   | { kind: "error"; error: { name: string; message: string }; cause: unknown };
 
 /**
@@ -25,7 +28,10 @@ export type ThreadMessage =
  * only the three known shapes count, strings are cut, and an error keeps its
  * mountbox class (as `cause`) only through `SandboxError.fromJSON`.
  */
-export function readThreadMessage(msg: unknown): ThreadMessage | "oversize" | null {
+export function readThreadMessage(
+  msg: unknown,
+  onSize?: (bytes: number) => void,
+): ThreadMessage | "oversize" | null {
   // Every message is measured, whatever it claims to be: the thread's heap
   // limit does not cover ArrayBuffers, and dropping a message after it
   // arrived does not undo its cost.
@@ -34,14 +40,19 @@ export function readThreadMessage(msg: unknown): ThreadMessage | "oversize" | nu
     hasPort = true;
   });
   if (size > DEFAULT_MAX_RESULT_BYTES) return "oversize";
-  if (typeof msg !== "object" || msg === null) return null;
-  const m = msg as Record<string, unknown>;
+  const m = (typeof msg === "object" && msg !== null ? msg : {}) as Record<string, unknown>;
+  // The result is the one big message a thread sends; the rest are counted.
+  if (m.kind !== "result") onSize?.(size);
   if (m.kind === "log") {
     if (size > MAX_LOG_MESSAGE_BYTES) return "oversize";
     const level =
       typeof m.level === "string" && LEVELS.has(m.level) ? (m.level as LogLevel) : "info";
     const message = typeof m.message === "string" ? m.message.slice(0, 8192) : "";
-    return { kind: "log", level, message };
+    // A summary of the thread's own budget: only its count is taken.
+    const dropped = m.dropped;
+    return typeof dropped === "number" && Number.isSafeInteger(dropped) && dropped > 0
+      ? { kind: "log", level, message, dropped }
+      : { kind: "log", level, message };
   }
   if (m.kind === "result") {
     if (hasPort) {

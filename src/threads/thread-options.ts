@@ -13,6 +13,11 @@ export interface AgentLogEntry {
   message: string;
   /** Where the line came from: `ctx.log` (absent), or the thread's stdout/stderr. */
   stream?: "stdout" | "stderr";
+  /**
+   * On a summary line only: how many lines were dropped over the agent's
+   * log budget (see `docs/security.md`, budgets).
+   */
+  dropped?: number;
 }
 
 /** Options of `runAgentThread`. */
