@@ -212,9 +212,18 @@ const tryCreate = (config) => {
   catch (e) { return e.code + ": " + e.message; }
 };
 const hack = ${JSON.stringify(HACK)};
+// A CommonJS module of the app in a subfolder: require("x") there looks
+// in lib/node_modules first, so that folder is host code too.
+(await import("node:module")).createRequire(import.meta.url)("./lib/helper.cjs");
 const sb = createSandbox({ root: app });
 const child = sb.derive({ allowWrite: "/" });
 const out = {
+  besideLoaded: await attempt(sb.writeFile("/lib/node_modules/yaml/index.js", hack)),
+  loadedScope: await attempt(sb.writeFile("/lib/package.json", '{"type":"module"}')),
+  loaded: await attempt(sb.writeFile("/lib/helper.cjs", hack)),
+  runnerFiles: await Promise.all(
+    ["/.yarnrc", "/bunfig.toml", "/.env", "/tsconfig.json"].map((p) => attempt(sb.writeFile(p, "x"))),
+  ),
   worker: await attempt(sb.writeFile("/node_modules/piscina/dist/worker.js", hack)),
   newPackage: await attempt(sb.writeFile("/node_modules/evil/index.js", hack)),
   manifest: await attempt(sb.writeFile("/package.json", hack)),
@@ -261,7 +270,10 @@ describe("in-process: createSandbox over the host's own app folder", () => {
   let app: string;
   let out: Record<string, unknown>;
   beforeAll(() => {
-    app = makeApp("inproc", { "host.mjs": IN_PROCESS_HOST });
+    app = makeApp("inproc", {
+      "host.mjs": IN_PROCESS_HOST,
+      "lib/helper.cjs": "module.exports = () => 'helper';\n",
+    });
     out = parse(runNode(join(app, "host.mjs"), app));
   });
 
@@ -279,6 +291,19 @@ describe("in-process: createSandbox over the host's own app folder", () => {
     expect(readFileSync(join(app, "node_modules/piscina/dist/worker.js"), "utf8")).toBe(PISCINA);
     expect(readFileSync(join(app, "package.json"), "utf8")).toContain('"name":"app"');
     expect(readFileSync(join(app, "package-lock.json"), "utf8")).toBe("{}");
+  });
+
+  it("a loaded CommonJS module's folder: its node_modules and package files are held too", () => {
+    expectRefused(out.besideLoaded, "/lib/node_modules", app);
+    expectRefused(out.loadedScope, "/lib/package.json", app);
+    expectRefused(out.loaded, "/lib/helper.cjs", app);
+  });
+
+  it("runner and installer files (.yarnrc, bunfig.toml, .env, tsconfig.json) are held", () => {
+    const runner = out.runnerFiles as unknown[];
+    ["/.yarnrc", "/bunfig.toml", "/.env", "/tsconfig.json"].forEach((entry, i) =>
+      expectRefused(runner[i], entry, app),
+    );
   });
 
   it("a derived or restricted child inherits the protection", () => {

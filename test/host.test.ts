@@ -335,6 +335,28 @@ export default defineWorker(async () => "b");
   });
 });
 
+describe("failures name no host path", () => {
+  it("a callee's module that fails to load: its caller sees the file's name, not its folder", async () => {
+    const host = await hostWith({
+      boss: { module: fx("delegator.js"), delegates: ["broken"] },
+      broken: { module: fx("imports-missing.js") },
+    });
+    try {
+      const out = (await host.run("boss", { to: "broken", input: null })) as { message: string };
+      expect(out.message).toContain("does-not-exist.js");
+      expect(out.message).toContain("imports-missing.js");
+      expect(out.message).not.toContain(fileURLToPath(new URL("./fixtures", import.meta.url)));
+      expect(out.message).not.toContain("file://");
+      // The host's own caller gets the same text.
+      const e = await failure(host.run("broken"));
+      expect(e.message).toContain("does-not-exist.js");
+      expect(e.message).not.toContain("fixtures/host/");
+    } finally {
+      await host.close();
+    }
+  });
+});
+
 describe("faults", () => {
   it("terminates only the failing thread; the host goes on after each fault", async () => {
     const host = await hostWith({

@@ -236,6 +236,7 @@ describe("host descriptors from agent threads", () => {
         refused(r.utf8Stream, /^fs\.Utf8Stream on descriptor \d+ is not available/);
       refused(r.forkChild, /^child_process\._forkChild is not available/);
       refused(r.http2, /^http2\.createServer \(respondWithFD\) is not available/);
+      refused(r.http2Client, /^http2\.connect \(respondWithFD\) is not available/);
       refused(r.binding, /^process\.binding is not available/);
       refused(r.linkedBinding, /^process\._linkedBinding is not available/);
       expect(r.internalBinding).toEqual({ ok: false });

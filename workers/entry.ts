@@ -123,9 +123,24 @@ function describeError(
     // Node's own text says nothing useful (and its `resource` is a host
     // path): name what could not be read, and say what the thread may do.
     raw = `${describeDenied((err as { resource?: unknown }).resource)} (ERR_ACCESS_DENIED: an agent thread may read only its module, mountbox/worker and the worker's declared 'dependencies'; it may not write files, start processes or workers — use ctx.sandbox for files)`;
-  }
+  } else if (isNodeError(err)) raw = hideHostPaths(raw);
   const message = (prefix ? `${prefix}: ${raw}` : raw).slice(0, MAX_ERROR_CHARS);
   return { name, message };
+}
+
+/** An error Node made (module loading, …): its `code` is Node's, and its text may hold host paths. */
+function isNodeError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^(ERR_[A-Z0-9_]+|MODULE_NOT_FOUND)$/.test(code);
+}
+
+/**
+ * Node's text with each host path or file URL cut to its last part
+ * ("Cannot find module 'nope.js' imported from main.js"): the caller of a
+ * delegation is another agent, or a model, and learns no host folder.
+ */
+function hideHostPaths(text: string): string {
+  return text.replace(/(?:file:\/\/)?\/[^\s'"`]+/g, (p) => p.slice(p.lastIndexOf("/") + 1));
 }
 
 /**

@@ -297,10 +297,12 @@ function lockOthers(): void {
     replaceClass(tty, key, () => refuseFd(`tty.${key}`));
   // Adopts a descriptor as an IPC channel (`process.send`).
   refuseAll(require("node:child_process") as Obj, "_forkChild", "child_process._forkChild");
-  // A server stream's `respondWithFD` sends any descriptor's contents; its
-  // class is reachable only through a server, so servers are refused.
+  // A server stream's `respondWithFD` sends any descriptor's contents. Its
+  // class is reachable through a server, and through a client too: the base
+  // class of a client session (one prototype up) builds server sessions over
+  // any duplex stream, no network needed. So no HTTP/2 session is made here.
   const http2 = require("node:http2") as Obj;
-  for (const key of ["createServer", "createSecureServer", "performServerHandshake"])
+  for (const key of ["createServer", "createSecureServer", "performServerHandshake", "connect"])
     refuseAll(http2, key, `http2.${key} (respondWithFD)`);
 }
 

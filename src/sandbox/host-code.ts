@@ -33,8 +33,12 @@ export interface CodeLocation {
 }
 
 /**
- * Package files Node or a package manager reads at each level: manifests,
- * lockfiles, Yarn Plug'n'Play maps and caches, installer settings.
+ * Files Node, a package manager or a runner reads at each level: manifests,
+ * lockfiles, Yarn Plug'n'Play maps and caches, installer settings (Yarn
+ * classic's `.yarnrc` names the yarn to run, `bunfig.toml` a preload), the
+ * environment file Node's `--env-file` and dotenv load (`NODE_OPTIONS`
+ * there runs code), and `tsconfig.json` (its `paths` steer imports for
+ * TypeScript runners).
  */
 const PACKAGE_FILES = [
   "package.json",
@@ -49,6 +53,10 @@ const PACKAGE_FILES = [
   ".pnp.data.json",
   ".npmrc",
   ".pnpmfile.cjs",
+  ".yarnrc",
+  "bunfig.toml",
+  ".env",
+  "tsconfig.json",
 ];
 /** Folders at each level that hold installed code. */
 const CODE_FOLDERS = ["node_modules", ".yarn"];
@@ -56,37 +64,73 @@ const CODE_FOLDERS = ["node_modules", ".yarn"];
 /** Most packages followed from the two manifests (a bound on the work per process). */
 const MAX_PACKAGES = 20_000;
 
-let cached: { key: string; locations: readonly CodeLocation[] } | undefined;
+interface Found {
+  key: string;
+  /** Locations found so far: the static ones, then levels of loaded modules. */
+  locations: CodeLocation[];
+  /** Folders whose `node_modules` and package files are in `locations`. */
+  levels: Set<string>;
+}
+
+let cached: Found | undefined;
 
 /**
  * The host's code locations now. The part found on disk is computed once
  * per process (per entry script); `require.cache` is read each time, since
- * it grows as the host loads modules.
+ * it grows as the host loads modules: each loaded module is held, and so are
+ * the `node_modules` and package files of its folder and every folder above
+ * (a module in `lib/` resolves `require("x")` from `lib/node_modules` first).
  */
 export function findHostCode(): CodeLocation[] {
   const entry = process.argv[1];
   const key = entry ?? "";
-  if (cached?.key !== key) cached = { key, locations: findStaticLocations(entry) };
-  const out = [...cached.locations];
+  if (cached?.key !== key) cached = findStaticLocations(key, entry);
+  const found = cached;
   const require = createRequire(import.meta.url);
+  const loaded: CodeLocation[] = [];
+  const folders = found.locations.filter((c) => c.folder).map((c) => c.host);
   // Node keys the cache by real file name already (unless --preserve-symlinks,
   // where the link's place is the one to hold).
   for (const file of Object.keys(require.cache)) {
-    if (isAbsolute(file))
-      out.push({ host: file, folder: false, what: "a module the host has loaded" });
+    if (!isAbsolute(file)) continue;
+    loaded.push({ host: file, folder: false, what: "a module the host has loaded" });
+    const dir = dirname(file);
+    // Inside a node_modules held whole already: nothing below it is writable.
+    if (!folders.some((f) => isWithin(dir, f)))
+      addLevels(found, ancestorsOf(dir), makeAdder(found.locations));
   }
-  return out;
+  return [...found.locations, ...loaded];
 }
 
-function findStaticLocations(entry: string | undefined): CodeLocation[] {
-  const out: CodeLocation[] = [];
-  const add = (host: string, folder: boolean, what: string): void => {
+/** A function that adds a location, and where a link leads, to `out`. */
+function makeAdder(out: CodeLocation[]): (host: string, folder: boolean, what: string) => void {
+  return (host, folder, what) => {
     out.push({ host, folder, what });
     // A link in the app (node_modules → elsewhere): the link's place and
     // where it leads both count.
     const r = real(host);
     if (r !== host) out.push({ host: r, folder, what });
   };
+}
+
+/** Adds the code folders and package files of each folder in `dirs` not done yet. */
+function addLevels(
+  found: Found,
+  dirs: Iterable<string>,
+  add: (host: string, folder: boolean, what: string) => void,
+): void {
+  for (const dir of dirs) {
+    if (found.levels.has(dir)) continue;
+    found.levels.add(dir);
+    for (const name of CODE_FOLDERS) add(join(dir, name), true, `the host's ${name}`);
+    for (const name of PACKAGE_FILES) add(join(dir, name), false, `the host's ${name}`);
+  }
+}
+
+function findStaticLocations(key: string, entry: string | undefined): Found {
+  const out: CodeLocation[] = [];
+  const found: Found = { key, locations: out, levels: new Set() };
+  const add = makeAdder(out);
   const starts: string[] = [];
   if (entry) {
     const given = resolve(entry);
@@ -99,12 +143,7 @@ function findStaticLocations(entry: string | undefined): CodeLocation[] {
     for (const part of ownPackageParts(pkgRoot))
       add(join(pkgRoot, part), true, "mountbox's installed package");
   }
-  const levels = new Set<string>();
-  for (const s of starts) for (const dir of ancestorsOf(s)) levels.add(dir);
-  for (const dir of levels) {
-    for (const name of CODE_FOLDERS) add(join(dir, name), true, `the host's ${name}`);
-    for (const name of PACKAGE_FILES) add(join(dir, name), false, `the host's ${name}`);
-  }
+  for (const s of starts) addLevels(found, ancestorsOf(s), add);
   const globals = (Module as unknown as { globalPaths?: unknown }).globalPaths;
   if (Array.isArray(globals)) {
     for (const g of globals)
@@ -117,7 +156,7 @@ function findStaticLocations(entry: string | undefined): CodeLocation[] {
     if (!folders.some((f) => isWithin(dir, f)))
       out.push({ host: dir, folder: true, what: "a package the host loads" });
   }
-  return out;
+  return found;
 }
 
 /** `dir` and every folder above it, nearest first. */
