@@ -301,9 +301,8 @@ describe("in-process: createSandbox over the host's own app folder", () => {
 
   it("runner and installer files (.yarnrc, bunfig.toml, .env, tsconfig.json) are held", () => {
     const runner = out.runnerFiles as unknown[];
-    ["/.yarnrc", "/bunfig.toml", "/.env", "/tsconfig.json"].forEach((entry, i) =>
-      expectRefused(runner[i], entry, app),
-    );
+    const entries = ["/.yarnrc", "/bunfig.toml", "/.env", "/tsconfig.json"];
+    for (const [i, entry] of entries.entries()) expectRefused(runner[i], entry, app);
   });
 
   it("a derived or restricted child inherits the protection", () => {
