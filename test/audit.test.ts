@@ -162,6 +162,40 @@ describe("audit log", () => {
     `);
   });
 
+  it("names the path an operation was given: escaped once, never re-read as another path", async () => {
+    const file = join(base, "audit-paths.jsonl");
+    const host = await createHost({
+      sandbox: { root: "project" },
+      basePath: base,
+      workers: { main: { module: script } },
+      auditLog: "audit-paths.jsonl",
+    });
+    // Raw, under the 4096-byte path limit; escaped (6 characters each), over it.
+    const many = `/docs/${"\u00ad".repeat(1000)}`;
+    try {
+      await host.run("main", {
+        steps: [
+          { op: "readFile", args: ["/x\u00ady"] },
+          { op: "exists", args: ["/\u202eevil.txt"] },
+          { op: "stat", args: [many] },
+          { op: "exists", args: [`/docs/${"a".repeat(5000)}`] },
+        ],
+      });
+    } finally {
+      await host.close();
+    }
+    const paths = readFileSync(file, "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((l) => (JSON.parse(l) as Line).path as string | undefined);
+    expect(paths.slice(0, 2)).toEqual(["/x\\u00ady", "/\\u202eevil.txt"]);
+    // Escaped, the long one is over the path limit: it is still named, whole.
+    expect(paths[2]).toBe(`/docs/${"\\u00ad".repeat(1000)}`);
+    // A path no sandbox accepts (over 4096 bytes) is named as sent, cut in the middle.
+    expect(paths[3]).toMatch(/^\/docs\/a+…a+$/);
+    expect(paths[3]?.length).toBe(512);
+  });
+
   it("is set by program.yaml's audit_log, relative to the program folder", async () => {
     const dir = join(base, "program");
     writeTree(dir, {});

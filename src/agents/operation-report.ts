@@ -3,10 +3,13 @@
  * (and a `denial` event when the sandbox refused it), and a line in the
  * audit log through the agent's gate — virtual paths only.
  */
-import { SandboxError } from "../errors/index.js";
+import { escapeControl, SandboxError, shortenMiddle } from "../errors/index.js";
 import type { EventHub } from "../host/event-hub.js";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
 import type { Agent } from "./agent.js";
+
+/** Longest path, as sent, that an audit line names when it is not a valid virtual path. */
+const AUDIT_PATH_CHARS = 512;
 
 /** Reports one sandbox operation of `agent` (served by its port server): audit line and events. */
 export function reportOperation(
@@ -17,12 +20,19 @@ export function reportOperation(
   error: SandboxError | undefined,
 ): void {
   const time = Date.now();
-  const p = error?.path ?? path;
-  agent.gate?.audit(
-    op,
-    p === undefined ? undefined : toVirtualOrUndefined(agent.sandbox, p),
-    error,
-  );
+  const raw = error?.path ?? path;
+  // The audit log names the canonical path (it escapes what it writes);
+  // a path that cannot be normalized is named as sent, cut in the middle.
+  if (agent.gate)
+    agent.gate.audit(
+      op,
+      raw === undefined
+        ? undefined
+        : (toVirtualOrUndefined(agent.sandbox, raw) ?? shortenMiddle(raw, AUDIT_PATH_CHARS)),
+      error,
+    );
+  // Events show the worker's text: no raw control or invisible characters.
+  const p = raw === undefined ? undefined : escapeControl(raw);
   hub.emit({
     type: "operation",
     agentId: agent.id,

@@ -74,7 +74,8 @@ export interface PortServerOptions {
   onRunCommand?: (command: string, opts: RunCommandRequest) => Promise<RunCommandReply>;
   /**
    * Called after each sandbox operation (not `delegate`, model calls or `runCommand`) with its outcome,
-   * for events and audit. `path` is the worker's own (virtual) argument.
+   * for events and audit. `path` is the worker's own (virtual) argument and
+   * `error.path` the error's, both raw: escape them before showing them.
    */
   onOperation?: (op: string, path: string | undefined, error: SandboxError | undefined) => void;
   /**

@@ -10,7 +10,7 @@
  * no `op` and are refused like any other malformed request.
  */
 import type { MessagePort } from "node:worker_threads";
-import { escapeControl, ioError, SandboxError } from "../errors/index.js";
+import { ioError, SandboxError } from "../errors/index.js";
 import { createModelRequestChecker } from "../models/model-request-checks.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import type { GrepOptions } from "../sandbox/types.js";
@@ -135,7 +135,7 @@ export function serveSandbox(
               err === undefined
                 ? undefined
                 : err instanceof SandboxError
-                  ? escapePathOf(err)
+                  ? err
                   : ioError(op, undefined, "unexpected error"),
             )
         : undefined;
@@ -342,17 +342,14 @@ function readComlinkId(data: unknown): string | null {
   return typeof id === "string" && id.length <= 200 && typeof type === "string" ? id : null;
 }
 
-/** The virtual path an operation is about, for its event: its first argument, or grep's `path`. */
+/**
+ * The path an operation is about, as the worker sent it (its first argument,
+ * or grep's `path`): the owner escapes it for events and normalizes it for
+ * the audit log — escaping first would change the path the log names.
+ */
 function pathArgOf(op: string, args: unknown[]): string | undefined {
   const first = op === "grep" ? ((args[0] as GrepOptions).path ?? "/") : args[0];
-  return typeof first === "string" ? escapeControl(first) : undefined;
-}
-
-/** `err`, or a copy whose `path` has its control characters escaped (events show it). */
-function escapePathOf(err: SandboxError): SandboxError {
-  if (err.path === undefined) return err;
-  const path = escapeControl(err.path);
-  return path === err.path ? err : SandboxError.fromJSON({ ...err.toJSON(), path });
+  return typeof first === "string" ? first : undefined;
 }
 
 /**
