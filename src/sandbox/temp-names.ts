@@ -65,7 +65,7 @@ export function removeIfStale(real: string, name: string, now = Date.now()): boo
   try {
     const st = lstatSync(real, { throwIfNoEntry: false });
     if (!st?.isFile()) return false;
-    const age = now - Math.max(st.mtimeMs, st.ctimeMs);
+    const age = now - st.mtimeMs;
     const pid = m[1] === undefined ? undefined : Number(m[1]);
     if (pid === undefined ? age < STALE_LEGACY_TEMP_MS : age < STALE_TEMP_MS || isAlive(pid))
       return false;
