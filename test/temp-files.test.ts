@@ -97,10 +97,7 @@ describe("a killed host's temp files are cleaned up", () => {
       root,
       mounts: [{ source: join(base, "ro"), target: "/ro", readonly: true }],
     });
-    expect(await sb.listFiles("/")).toEqual([
-      "/.mountbox-" + `${deadPid}-${HEX}.tmp.bak`,
-      "/a.txt",
-    ]);
+    expect(await sb.listFiles("/")).toEqual([`/.mountbox-${deadPid}-${HEX}.tmp.bak`, "/a.txt"]);
     expect(existsSync(gone)).toBe(false);
     expect(existsSync(oldForm)).toBe(false);
     for (const kept of [alive, recent, oldFormRecent, readonly, notOurs])

@@ -21,7 +21,7 @@ let sb: Sandbox;
 
 /** A file of `n` numbered slot lines; each edit turns one slot into its marker. */
 function slots(n: number): string {
-  return Array.from({ length: n }, (_, i) => `slot ${i} open`).join("\n") + "\n";
+  return `${Array.from({ length: n }, (_, i) => `slot ${i} open`).join("\n")}\n`;
 }
 
 beforeEach(() => {
