@@ -145,6 +145,21 @@ export function editFailed(
 }
 
 /**
+ * Builds an {@link EditFailedError} for an edit whose file was changed by
+ * someone else (a shell command, another program) between its read and its
+ * write: `problem` is why the edits no longer apply to the new text, or
+ * undefined when the file kept changing for `attempts` reads in a row.
+ */
+export function editFileChanged(path: string, problem?: string, attempts = 0): EditFailedError {
+  const head = `Cannot edit ${quotePath(path)}: the file changed while it was being edited`;
+  const message =
+    problem === undefined
+      ? `${head}, ${attempts} times in a row (another program or a shell command is writing it). Nothing was written. Read the file again and retry the edit once it is no longer being written.`
+      : `${head} (another program or a shell command wrote it), and the edit no longer applies to it. Nothing was written. Read the file again and retry the edit.\n${problem}`;
+  return new EditFailedError(message, path);
+}
+
+/**
  * Builds an {@link EditFailedError} for an editFile call whose edits would
  * take too long on a file this size (each edit scans the whole text).
  * `perCall` is how many edits one call may carry on this file.

@@ -9,6 +9,9 @@
  * same holds for a name that is not valid UTF-8 and for a path over 4096
  * bytes: every path listed reads back the file it names.
  *
+ * mountbox's own temp files (a write in progress, or one a killed host left)
+ * are never listed; a stale one met on the way is removed (temp-names.ts).
+ *
  * A big tree must not hold the host's event loop: folders are read
  * asynchronously, and the walk yields (`setImmediate`) whenever it has run
  * for a few milliseconds since it last did, checking its `signal` each time.
@@ -30,6 +33,7 @@ import { HAS_PROC_FD } from "./fd-check.js";
 import { compileGlob } from "./glob.js";
 import { type Pace, startPace, yieldIfDue } from "./pace.js";
 import type { Policy } from "./policy.js";
+import { isTempName, removeIfStale } from "./temp-names.js";
 import { isWithin, joinVirtual, MAX_PATH_BYTES } from "./virtual-path.js";
 
 /** A folder opened to be listed: never through a final link. */
@@ -173,6 +177,17 @@ function isFile(policy: Policy, v: string): boolean {
   }
 }
 
+/**
+ * Removes a temp file a killed host left, where the mount is writable and
+ * the place not the host's own code (the host cleans up after itself; the
+ * agent that listed it gains nothing by it). Never throws.
+ */
+function sweepTemp(policy: Policy, v: string, real: string, name: string): void {
+  const m = policy.table.lookup(v);
+  if (!m || m.readonly || policy.table.isProtected(v)) return;
+  removeIfStale(real, name);
+}
+
 async function walk(
   policy: Policy,
   vdir: string,
@@ -193,6 +208,10 @@ async function walk(
     // none). Such a file, and everything below such a folder, is not listed;
     // nor is a name that is not valid UTF-8, or a path too long to pass back.
     if (e.name.includes("\\") || !readsBack(realDir, e.name)) continue;
+    if (isTempName(e.name)) {
+      sweepTemp(policy, joinVirtual(vdir, e.name), join(realDir, e.name), e.name);
+      continue;
+    }
     const v = joinVirtual(vdir, e.name);
     if (v.length > MAX_PATH_BYTES / 4 && Buffer.byteLength(v, "utf8") > MAX_PATH_BYTES) continue;
     if (policy.table.lookup(v) !== owner) continue; // shadowed by a mount (walked as its own root)

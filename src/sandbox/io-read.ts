@@ -6,7 +6,7 @@
  * and checks the size on the descriptor before reading a byte. Small files
  * are read with sync syscalls (a thread-pool hop costs more than the read).
  */
-import { closeSync, read as readCb, readSync } from "node:fs";
+import { type BigIntStats, closeSync, fstatSync, read as readCb, readSync } from "node:fs";
 import { promisify } from "node:util";
 import {
   fileTooLarge,
@@ -41,11 +41,41 @@ export async function readBytes(
   path: string,
   limits: ReadOptions = {},
 ): Promise<Uint8Array> {
+  return (await readVerified(policy, path, limits)).bytes;
+}
+
+/**
+ * Which file was read, and as it was before its first byte was read (its
+ * timestamps in nanoseconds): a write after that, in place or by rename,
+ * changes one of these (see `sameFile`).
+ */
+export type FileIdentity = Pick<BigIntStats, "dev" | "ino" | "size" | "mtimeNs" | "ctimeNs">;
+
+/** True if two identities name the same, unchanged file. */
+export function sameFile(a: FileIdentity, b: FileIdentity): boolean {
+  return (
+    a.dev === b.dev &&
+    a.ino === b.ino &&
+    a.size === b.size &&
+    a.mtimeNs === b.mtimeNs &&
+    a.ctimeNs === b.ctimeNs
+  );
+}
+
+/** {@link readBytes}, also returning the identity of what was read (for `editFile`). */
+export async function readVerified(
+  policy: Policy,
+  path: string,
+  limits: ReadOptions = {},
+): Promise<{ bytes: Uint8Array; identity: FileIdentity }> {
   const r = policy.resolve(path, "read");
   const opened = openVerified(policy, r, "read", true);
   const { fd, stats } = opened;
   let sync = true;
   try {
+    // Taken before reading: a write that lands while the bytes are read
+    // changes the file's timestamps after this, so it is never missed.
+    const identity: FileIdentity = fstatSync(fd, { bigint: true });
     if (!stats.isFile()) {
       throw ioError(
         "read",
@@ -65,9 +95,11 @@ export async function readBytes(
     // Read up to one byte past the cap (or the size) so a file that grew
     // after fstat is still caught.
     const limit = cap === undefined ? Number.MAX_SAFE_INTEGER : cap + 1;
-    if (stats.size <= SYNC_READ_LIMIT) return readAllSync(fd, stats.size, limit, r.virtual, cap);
+    if (stats.size <= SYNC_READ_LIMIT)
+      return { bytes: readAllSync(fd, stats.size, limit, r.virtual, cap), identity };
     sync = false;
-    return await readAllAsync(fd, limit, r.virtual, cap).finally(() => closeSync(fd));
+    const bytes = await readAllAsync(fd, limit, r.virtual, cap).finally(() => closeSync(fd));
+    return { bytes, identity };
   } catch (err) {
     throw err instanceof SandboxError ? err : wrapFsError(err, "read", r.virtual);
   } finally {

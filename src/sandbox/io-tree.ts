@@ -3,7 +3,10 @@
  *
  * Both act on the entry itself (a link stays a link), check the whole
  * subtree first — lexically and by where each entry really is — and change
- * nothing if any part of it is refused.
+ * nothing if any part of it is refused. Both hold the lock of the entry (and
+ * a move that of its destination) so they never land in the middle of an
+ * edit or a write of that file (file-lock.ts); mountbox's own temp files
+ * are never copied (temp-names.ts).
  */
 import {
   linkSync,
@@ -16,11 +19,13 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { alreadyExists, fileTooLarge, ioError, wrapFsError } from "../errors/index.js";
+import { withFileLocks } from "./file-lock.js";
 import { capFor, readBytes } from "./io-read.js";
-import { ensureRealDir, writeFile } from "./io-write.js";
+import { ensureRealDir, writeFileWithoutLock } from "./io-write.js";
 import { type Pace, startPace, yieldIfDue } from "./pace.js";
 import type { Policy } from "./policy.js";
 import { realpathLoose } from "./real-path.js";
+import { isTempName, refuseTempName } from "./temp-names.js";
 import { baseName, isWithin, joinVirtual, parentPath } from "./virtual-path.js";
 
 /** Deepest tree remove/move will walk. */
@@ -111,6 +116,30 @@ export async function remove(
 ): Promise<void> {
   const v = policy.normalize(path);
   if (v === null) throw policy.climbError(path, "write");
+  await withFileLocks([lockKeyOf(policy, v)], () =>
+    removeWithoutLock(policy, v, recursive, signal),
+  );
+}
+
+/**
+ * The lock key of the entry at `v` (its real path), or undefined where it
+ * has none: the operation then fails on its own with the right message.
+ */
+function lockKeyOf(policy: Policy, v: string): string | undefined {
+  try {
+    return entryOf(policy, v);
+  } catch {
+    return undefined;
+  }
+}
+
+/** {@link remove} of a canonical path, for a caller that holds its lock. */
+async function removeWithoutLock(
+  policy: Policy,
+  v: string,
+  recursive: boolean,
+  signal?: AbortSignal,
+): Promise<void> {
   try {
     const real = entryOf(policy, v);
     const st = lstatSync(real, { throwIfNoEntry: false });
@@ -151,6 +180,7 @@ async function checkDestinationTree(
   if (depth > MAX_DEPTH) throw ioError("move", src, "the directory tree is too deep");
   for (const e of readdirSync(real, { withFileTypes: true })) {
     await yieldIfDue(pace);
+    if (isTempName(e.name)) continue; // never copied (see copyAcross)
     const target = joinVirtual(dst, e.name);
     const d = policy.deny(target, "write", e.isFile());
     if (d !== undefined) throw policy.denialError(d, target, "write");
@@ -198,6 +228,20 @@ export async function move(
   const dst = policy.normalize(to);
   if (dst === null) throw policy.climbError(to, "write");
   if (isWithin(dst, src)) throw ioError("move", src, `cannot move it into itself ('${dst}')`);
+  refuseTempName(dst);
+  await withFileLocks([lockKeyOf(policy, src), lockKeyOf(policy, dst)], () =>
+    moveWithoutLock(policy, src, dst, overwrite, signal),
+  );
+}
+
+/** {@link move} of canonical paths, for a caller that holds both locks. */
+async function moveWithoutLock(
+  policy: Policy,
+  src: string,
+  dst: string,
+  overwrite: boolean,
+  signal?: AbortSignal,
+): Promise<void> {
   let stage = src;
   try {
     const sReal = entryOf(policy, src);
@@ -253,7 +297,7 @@ export async function move(
       }
       throw err;
     }
-    await remove(policy, src, true);
+    await removeWithoutLock(policy, src, true);
   } catch (err) {
     throw wrapFsError(err, "move", stage);
   }
@@ -268,13 +312,15 @@ async function copyAcross(
 ): Promise<void> {
   checkNotStopped(signal, "move", src);
   if (!isDir) {
-    await writeFile(policy, dst, await readBytes(policy, src));
+    await writeFileWithoutLock(policy, dst, await readBytes(policy, src));
     return;
   }
   const { real } = policy.resolveVirtual(src, "read", false);
   const dstDir = policy.resolveVirtual(dst, "write", false);
   await ensureRealDir(policy, dstDir.real, dst);
   for (const e of readdirSync(real, { withFileTypes: true })) {
+    // A write in progress there (or one a killed host left): not part of the tree.
+    if (isTempName(e.name)) continue;
     await copyAcross(
       policy,
       joinVirtual(src, e.name),

@@ -1,12 +1,14 @@
 /**
- * Writes: writeFile (atomic), mkdir (verified, one level at a time), editFile.
+ * Writes: writeFile (atomic) and mkdir (verified, one level at a time);
+ * `editFile` (io-edit.ts) writes through {@link writeAtomic} too.
  *
  * A write goes to a temp file created with O_CREAT|O_EXCL|O_NOFOLLOW in the
  * target's real directory; where it was created is verified, the content is
  * written, the old file's mode is kept, and the temp file is renamed over the
- * target. A process killed mid-write leaves the old content or the new.
+ * target. A process killed mid-write leaves the old content or the new (and
+ * a temp file nobody sees, see temp-names.ts). Writes of one file are
+ * ordered with its edits, moves and removes (file-lock.ts).
  */
-import { randomBytes } from "node:crypto";
 import {
   closeSync,
   fchmodSync,
@@ -21,18 +23,12 @@ import {
 } from "node:fs";
 import { mkdir as mkdirAsync } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import {
-  editFailed,
-  editTooMuchWork,
-  fileTooLarge,
-  ioError,
-  SandboxError,
-  wrapFsError,
-} from "../errors/index.js";
+import { fileTooLarge, ioError, SandboxError, wrapFsError } from "../errors/index.js";
 import { CREATE_FLAGS, realPathOfFd, runRaceHook } from "./fd-check.js";
-import { capFor, readBytes } from "./io-read.js";
+import { withFileLocks } from "./file-lock.js";
+import { capFor, type FileIdentity, sameFile } from "./io-read.js";
 import type { Policy } from "./policy.js";
-import { diffTexts } from "./unified-diff.js";
+import { makeTempName, refuseTempName } from "./temp-names.js";
 
 /**
  * Makes sure the real directory `realDir` exists, creating missing levels
@@ -89,19 +85,27 @@ function inTheWay(asked: string) {
 }
 
 /**
- * Atomically writes bytes to the real target of an already-resolved virtual
- * path. Verifies the temp file's real location before writing.
+ * Thrown by {@link writeAtomic} when the target is no longer the file an
+ * edit read: nothing was written, the caller reads it again.
  */
-async function writeAtomic(
+export class FileChangedError extends Error {}
+
+/**
+ * Atomically writes bytes to the real target of an already-resolved virtual
+ * path. Verifies the temp file's real location before writing. With
+ * `expected`, the target must still be that file, unchanged, just before the
+ * rename, or {@link FileChangedError} is thrown and nothing is written.
+ */
+export async function writeAtomic(
   policy: Policy,
   v: string,
   realTarget: string,
   bytes: Uint8Array,
+  expected?: FileIdentity,
 ): Promise<void> {
   const dir = dirname(realTarget);
   const base = basename(realTarget);
-  // Short and fixed-length, so a 255-byte target name still fits.
-  const tmp = join(dir, `.mountbox-${randomBytes(8).toString("hex")}.tmp`);
+  const tmp = join(dir, makeTempName());
   let fd: number | undefined;
   let created = false;
   try {
@@ -124,10 +128,18 @@ async function writeAtomic(
     closeSync(fd);
     fd = undefined;
     runRaceHook("before-rename", realTarget);
-    renameSync(tmp, join(dirname(realTmp), base));
+    const dest = join(dirname(realTmp), base);
+    if (expected) {
+      // The last look before the rename: a shell command or another process
+      // that wrote the file since it was read would otherwise be undone.
+      const now = lstatSync(dest, { bigint: true, throwIfNoEntry: false });
+      if (!now || !sameFile(now, expected)) throw new FileChangedError();
+    }
+    renameSync(tmp, dest);
     created = false;
   } catch (err) {
-    throw err instanceof SandboxError ? err : wrapFsError(err, "write", v);
+    if (err instanceof SandboxError || err instanceof FileChangedError) throw err;
+    throw wrapFsError(err, "write", v);
   } finally {
     if (fd !== undefined) closeSync(fd);
     if (created) {
@@ -146,8 +158,25 @@ function toBytes(content: string | Uint8Array, v: string): Uint8Array {
   throw ioError("write", v, "content must be a string or a Uint8Array");
 }
 
-/** Writes a file atomically, creating parent directories. */
+/**
+ * Writes a file atomically, creating parent directories; ordered with the
+ * other writes, edits, moves and removes of the same file.
+ */
 export async function writeFile(
+  policy: Policy,
+  path: string,
+  content: string | Uint8Array,
+): Promise<void> {
+  const r = policy.resolve(path, "write");
+  refuseTempName(r.virtual);
+  await withFileLocks([r.real], () => writeFileWithoutLock(policy, r.virtual, content));
+}
+
+/**
+ * {@link writeFile} for a caller that already holds the file's lock (a move
+ * across mounts); `path` is re-resolved, as `writeFile` does.
+ */
+export async function writeFileWithoutLock(
   policy: Policy,
   path: string,
   content: string | Uint8Array,
@@ -163,75 +192,10 @@ export async function writeFile(
 /** Creates a directory and any missing parents; fine if it already exists. */
 export async function mkdir(policy: Policy, path: string): Promise<void> {
   const r = policy.resolve(path, "write", false);
+  refuseTempName(r.virtual);
   try {
     await ensureRealDir(policy, r.real, r.virtual);
   } catch (err) {
     throw wrapFsError(err, "mkdir", r.virtual);
   }
-}
-
-const decoder = new TextDecoder("utf-8");
-
-/**
- * Most work one editFile call may do, in characters scanned: each edit scans
- * (and rebuilds) the whole text as it stands, about 1 ns per character on a
- * 2-core machine, so this keeps the edits to ~10-15 ms of the host's event
- * loop, leaving room for the diff after them (bounded on its own, ~20-30 ms
- * on a large file) under the ~50 ms a request may hold it.
- */
-export const EDIT_WORK_BUDGET = 10_000_000;
-
-/**
- * Applies exact-text edits in order. Each `oldText` must occur exactly once
- * in the text as it stands after the previous edits. Nothing is written
- * unless every edit applies; `dryRun` only returns the diff. The work is
- * bounded by {@link EDIT_WORK_BUDGET}: more edits × characters are refused
- * (before any is applied) with a message saying how to split them.
- */
-export async function editFile(
-  policy: Policy,
-  path: string,
-  edits: { oldText: string; newText: string }[],
-  dryRun: boolean,
-): Promise<{ diff: string }> {
-  const r = policy.resolve(path, "write");
-  if (!Array.isArray(edits) || edits.length === 0) {
-    throw ioError("edit", r.virtual, "edits must be a non-empty array of { oldText, newText }");
-  }
-  const before = decoder.decode(await readBytes(policy, path));
-  const refuse = (chars: number) =>
-    editTooMuchWork(
-      r.virtual,
-      edits.length,
-      chars,
-      EDIT_WORK_BUDGET,
-      Math.floor(EDIT_WORK_BUDGET / Math.max(chars, 1)),
-    );
-  // Up front on the text as read; then as the text grows with the edits.
-  if (edits.length * Math.max(before.length, 1) > EDIT_WORK_BUDGET) throw refuse(before.length);
-  let after = before;
-  let work = 0;
-  edits.forEach((e, i) => {
-    if (typeof e?.oldText !== "string" || typeof e?.newText !== "string") {
-      throw ioError("edit", r.virtual, `edit #${i + 1} needs string oldText and newText`);
-    }
-    if (e.oldText === "") throw editFailed(r.virtual, i, e.oldText, 2);
-    work += Math.max(after.length, 1);
-    if (work > EDIT_WORK_BUDGET) throw refuse(after.length);
-    const first = after.indexOf(e.oldText);
-    if (first < 0) throw editFailed(r.virtual, i, e.oldText, 0);
-    if (after.indexOf(e.oldText, first + 1) >= 0) {
-      throw editFailed(r.virtual, i, e.oldText, countOccurrences(after, e.oldText, first));
-    }
-    after = after.slice(0, first) + e.newText + after.slice(first + e.oldText.length);
-  });
-  const diff = diffTexts(r.virtual, before, after);
-  if (!dryRun) await writeAtomic(policy, r.virtual, r.real, Buffer.from(after, "utf8"));
-  return { diff };
-}
-
-function countOccurrences(text: string, needle: string, first: number): number {
-  let count = 0;
-  for (let i = first; i >= 0; i = text.indexOf(needle, i + 1)) count++;
-  return count;
 }

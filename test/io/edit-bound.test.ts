@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSandbox, EditFailedError, type Sandbox } from "../../src/index.js";
-import { EDIT_WORK_BUDGET } from "../../src/sandbox/io-write.js";
+import { EDIT_WORK_BUDGET } from "../../src/sandbox/io-edit.js";
 import { LAG_BOUND_MS, withGap } from "../helpers/event-loop.js";
 import { makeTempDir, removeDir, writeTree } from "../helpers/tree.js";
 
