@@ -311,4 +311,21 @@ describeWithBwrap("issue 19 review: husky and what the host reads from a submodu
     writeFileSync(join(ws, "sub/.git"), "gitdir: ../gd\n");
     expect(runSeq(ws, ["echo ran"], false)[0]).toMatchObject({ error: "io_error" });
   });
+
+  test("B: a repository a command makes below the top is named in the result's notes; the top and submodules are not", async () => {
+    const ws = makeRepoWithSubmodule();
+    const sb = createSandbox({ root: ws });
+    const quiet = await runCommand(sb, "echo x > a.txt && git status --short >/dev/null");
+    expect(quiet.notes.join("\n")).not.toMatch(/git repository/);
+    const r = await runCommand(
+      sb,
+      `mkdir -p vendor/lib && cd vendor/lib && git init -q && git config core.fsmonitor 'touch ${marker}; false' && echo planted`,
+    );
+    expect(r.stdout).toBe("planted\n");
+    const note = r.notes.find((n) => n.includes("git repository"));
+    expect(note).toMatch(/'\/vendor\/lib'/);
+    expect(note).toMatch(/core\.fsmonitor=false/);
+    expect(note).not.toContain(dir);
+    expect(note).not.toMatch(/'\/sub'/);
+  });
 });

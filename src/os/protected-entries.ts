@@ -135,7 +135,7 @@ function listProtectedPaths(policy: Policy): string[] {
 }
 
 /** True if `.git` is protected: then what git executes from is guarded as well. */
-function guardsGit(policy: Policy): boolean {
+export function guardsGit(policy: Policy): boolean {
   return policy.table.protectedEntries.some((p) => p.toLowerCase() === ".git");
 }
 
