@@ -328,4 +328,35 @@ describeWithBwrap("issue 19 review: husky and what the host reads from a submodu
     expect(note).not.toContain(dir);
     expect(note).not.toMatch(/'\/sub'/);
   });
+
+  test("F: a submodule keeping its git folder in place (not absorbed), with a submodule of its own, still runs, guarded", async () => {
+    const ws = join(dir, "ws");
+    const src = join(dir, "innersrc");
+    mkdirSync(join(ws, "sub"), { recursive: true });
+    mkdirSync(src);
+    hostGit(src, "init", "-q");
+    hostGit(src, "commit", "-q", "--allow-empty", "-m", "i");
+    hostGit(join(ws, "sub"), "init", "-q");
+    hostGit(
+      join(ws, "sub"),
+      "-c",
+      "protocol.file.allow=always",
+      "submodule",
+      "add",
+      "-q",
+      src,
+      "inner",
+    );
+    hostGit(join(ws, "sub"), "commit", "-q", "-m", "s");
+    expect(readFileSync(join(ws, "sub/inner/.git"), "utf8")).toMatch(/\.git\/modules\/inner/);
+    hostGit(ws, "init", "-q");
+    hostGit(ws, "add", "sub");
+    hostGit(ws, "commit", "-q", "-m", "t");
+    const sb = createSandbox({ root: ws });
+    const r = await runCommand(
+      sb,
+      "echo x > sub/inner/.git 2>/dev/null || echo ro; echo ok > sub/f && echo rw",
+    );
+    expect(r.stdout).toBe("ro\nrw\n");
+  });
 });

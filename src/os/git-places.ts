@@ -51,8 +51,9 @@ export function findGitPlaces(inside: string): GitPlaces {
   const gitDir = resolveGitDir(`${top}/.git`);
   if (gitDir === "bad") return { places: [], unreadable: true };
   if (gitDir === undefined) return out;
-  // The repository's own git folders: a submodule's git folder must lie in
-  // one (where `git submodule` puts it) or be its own `.git` folder.
+  // The repository's own git folders (and those of the submodules found):
+  // a submodule's git folder must lie in one (where `git submodule` puts
+  // it) or be its own `.git` folder.
   const common = readGitText(`${gitDir}/commondir`);
   if (common === undefined) return { places: [], unreadable: true };
   const own = [gitDir, ...(common.trim() === "" ? [] : [resolve(gitDir, common.trim())])];
@@ -105,6 +106,9 @@ export function findGitPlaces(inside: string): GitPlaces {
         out.unreadable = true;
         continue;
       }
+      // Vouched for: its own submodules' git folders may lie inside it
+      // (a non-absorbed submodule keeps them in `sub/.git/modules`).
+      own.push(subGitDir);
       queue.push({ top: sub, gitDir: subGitDir, depth: repo.depth + 1 });
     }
   }
