@@ -28,6 +28,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { createSandbox, runCommand } from "../src/index.js";
+import { planBinds } from "../src/os/bind-plan.js";
+import { expectMounts } from "../src/os/verify-mounts.js";
+import { policyOf } from "../src/sandbox/sandbox.js";
 import { describeWithBwrap } from "./helpers/bwrap.js";
 
 const SEQ = resolve(import.meta.dirname, "fixtures/os/run-seq.mjs");
@@ -152,6 +155,15 @@ describeWithBwrap("issue 19 review: renaming a folder above a guard defeats noth
     );
     expect(r.stdout).toBe("busy\nbusy\nrw\n");
     expect(existsSync(join(ws, "tools.old"))).toBe(false);
+    // The pillar is a bind of the plan, so the sandbox's mount table is checked for it.
+    const plan = planBinds(policyOf(sb));
+    expect(plan.steps.find((s) => s.virtual === "/tools")).toMatchObject({
+      pillar: true,
+      writable: true,
+    });
+    expect(expectMounts(plan, [])).toContainEqual(
+      expect.objectContaining({ mountpoint: "/workspace/tools", readonly: false, kind: "bind" }),
+    );
     hostGit(ws, "commit", "-q", "--allow-empty", "-m", "x");
     expect(existsSync(marker)).toBe(false);
   });
