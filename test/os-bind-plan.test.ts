@@ -181,6 +181,7 @@ describe("planBinds", () => {
       mountPoints: [],
       skipped: [],
       unsafe: [],
+      gitUnreadable: [],
     };
     const cmd = "ls -A cache; cat src/a.ts; touch cache/x 2>/dev/null || echo refused";
     const args = buildBwrapArgs(plan, cmd, { network: false });

@@ -12,24 +12,13 @@
  *   be at its planned path, and handed to bubblewrap as a descriptor
  *   (`--bind-fd`), so what is checked is exactly what gets mounted.
  */
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  readlinkSync,
-  rmdirSync,
-} from "node:fs";
+import { fstatSync, mkdirSync } from "node:fs";
 import { IoError } from "../errors/index.js";
 import type { Policy } from "../sandbox/policy.js";
 import { isWithin } from "../sandbox/virtual-path.js";
-import type { BindPlan, BindStep, MountPoint } from "./bind-plan.js";
-
-/** Linux `O_PATH` (same value on x86_64 and arm64): a handle that reads nothing. */
-const O_PATH = 0o10000000;
-const OPEN_DIR = O_PATH | constants.O_NOFOLLOW | constants.O_DIRECTORY;
-const OPEN_ANY = O_PATH | constants.O_NOFOLLOW;
+import type { BindPlan, MountPoint } from "./bind-plan.js";
+import { closeQuietly, OPEN_ANY, OPEN_DIR, openAt, pathOf } from "./fd-util.js";
+import { dropPlaceholder, type Placeholder, settleGuard } from "./guard-settle.js";
 
 /** Descriptors for the plan's binds (same index as `plan.steps`). */
 export interface PinnedBinds {
@@ -41,14 +30,6 @@ export interface PinnedBinds {
 }
 
 /**
- * Placeholders made by this process and not yet removed, by host path: the
- * folder's identity and how many running commands bind it. A command that
- * starts while another one's placeholder exists binds the same folder; it
- * is removed when the last of them ends.
- */
-const placeholders = new Map<string, { dev: number; ino: number; users: number }>();
-
-/**
  * Checks the mount sources the plan uses, creates its mount points and opens
  * a descriptor per bind.
  * @throws IoError (virtual paths only) if a source was replaced or a bind
@@ -56,18 +37,24 @@ const placeholders = new Map<string, { dev: number; ino: number; users: number }
  */
 export function pinBinds(policy: Policy, plan: BindPlan): PinnedBinds {
   checkMountSources(policy, plan);
+  const git = plan.gitUnreadable[0];
+  if (git !== undefined)
+    throw new IoError(
+      `Cannot run the command: what git would run from in the repository holding '${git}' cannot be told: a submodule's git files (its '.git' file, index or config) are not plain files as git writes them (a FIFO, a link or an oversized file), or a submodule's '.git' file leads outside the repository's own git folder. The command was not run. Check the submodules with the host's git (\`git submodule status\`; \`git submodule absorbgitdirs\` moves their git folders where they belong) and remove what a command left there, then try again.`,
+      git,
+    );
   const first = plan.unsafe[0];
   if (first !== undefined)
     throw new IoError(
       `Cannot run the command: '${first}' must be read-only inside a writable folder, but a link or something else is in its way (perhaps made by a command running at the same time). The command was not run.`,
       first,
     );
-  const held: string[] = [];
+  const held: Placeholder[] = [];
   let released = false;
   const release = (): void => {
     if (released) return;
     released = true;
-    for (const host of held) dropPlaceholder(host);
+    for (const p of held) dropPlaceholder(p);
   };
   const fds: (number | undefined)[] = [];
   try {
@@ -77,15 +64,13 @@ export function pinBinds(policy: Policy, plan: BindPlan): PinnedBinds {
     for (const step of plan.steps) {
       if (step.kind !== "bind" || step.placeholder !== true) continue;
       const mp = plan.mountPoints.find((m) => m.virtual === step.virtual);
-      if (mp === undefined) throw refuseGuard(step.virtual);
-      settleGuard(step, mp);
-      const p = placeholders.get(step.host);
-      if (p === undefined || step.file) continue;
-      const st = statQuietly(step.host, true);
-      if (st !== undefined && st.dev === p.dev && st.ino === p.ino) {
-        p.users++;
-        held.push(step.host);
-      }
+      if (mp === undefined)
+        throw new IoError(
+          `Cannot run the command: '${step.virtual}' must be read-only for the command, but its place could not be found. The command was not run.`,
+          step.virtual,
+        );
+      const p = settleGuard(step, mp);
+      if (p !== undefined) held.push(p);
     }
     for (const mp of plan.mountPoints) walkMountPoint(mp);
   } catch (err) {
@@ -126,133 +111,6 @@ export function pinBinds(policy: Policy, plan: BindPlan): PinnedBinds {
     throw err;
   }
   return { fds, close, release };
-}
-
-/**
- * Settles a guard (see `protected-entries.ts`): walks to its folder from the
- * bind it is seen through, one folder at a time through descriptors (never
- * following a link; missing folders on the way are made, as for mount
- * points); what is at the place is then bound read-only as it is (its
- * `file` set to match), and if nothing is there an empty folder is made.
- * @throws IoError if a link is in the way or the place cannot be held
- */
-function settleGuard(step: BindStep, mp: MountPoint): void {
-  const name = mp.rest[mp.rest.length - 1];
-  if (name === undefined) throw refuseGuard(step.virtual);
-  const fd = openFolder(mp.base, mp.rest.slice(0, -1), true);
-  if (fd === undefined) throw refuseGuard(step.virtual);
-  try {
-    const inside = `/proc/self/fd/${fd}/${name}`;
-    let there = openAt(inside, OPEN_ANY);
-    if (there === undefined) {
-      let made = false;
-      try {
-        mkdirSync(inside, { mode: 0o755 });
-        made = true;
-      } catch (err) {
-        // Something appeared meanwhile: it is bound read-only as it is.
-        if ((err as NodeJS.ErrnoException).code !== "EEXIST")
-          throw new IoError(
-            `Cannot run the command: '${step.virtual}' is protected and absent, and it could not be held read-only for the command (its folder cannot be written by the host now; if a command changed its permissions, restore them, e.g. chmod u+rwx). The command was not run.`,
-            step.virtual,
-          );
-      }
-      there = openAt(inside, OPEN_ANY);
-      if (there === undefined) throw refuseGuard(step.virtual);
-      try {
-        const st = fstatSync(there);
-        const known = placeholders.get(step.host);
-        if (made && st.isDirectory() && (known?.ino !== st.ino || known.dev !== st.dev))
-          placeholders.set(step.host, { dev: st.dev, ino: st.ino, users: 0 });
-      } finally {
-        closeQuietly(there);
-      }
-      there = openAt(inside, OPEN_ANY);
-      if (there === undefined) throw refuseGuard(step.virtual);
-    }
-    try {
-      const st = fstatSync(there);
-      if (st.isSymbolicLink()) throw refuseGuard(step.virtual);
-      step.file = !st.isDirectory();
-    } finally {
-      closeQuietly(there);
-    }
-  } finally {
-    closeQuietly(fd);
-  }
-}
-
-function refuseGuard(virtual: string): IoError {
-  return new IoError(
-    `Cannot run the command: '${virtual}' must be read-only for the command, but a link or something else is in its way (perhaps made by a command running at the same time). The command was not run.`,
-    virtual,
-  );
-}
-
-/**
- * Opens `base/rest…` folder by folder through descriptors, refusing links;
- * missing folders are made if `create`. `undefined` if it cannot be.
- */
-function openFolder(base: string, rest: readonly string[], create: boolean): number | undefined {
-  let fd = openAt(base, OPEN_DIR);
-  if (fd === undefined || pathOf(fd) !== base) {
-    if (fd !== undefined) closeQuietly(fd);
-    return undefined;
-  }
-  for (const name of rest) {
-    // /proc/self/fd/N/name resolves `name` inside exactly the folder N is
-    // (like mkdirat/openat), and O_NOFOLLOW refuses a link there.
-    const inside = `/proc/self/fd/${fd}/${name}`;
-    let next = openAt(inside, OPEN_DIR);
-    if (next === undefined && create) {
-      try {
-        mkdirSync(inside, { mode: 0o755 });
-      } catch {
-        // made meanwhile, or cannot be: the open below tells
-      }
-      next = openAt(inside, OPEN_DIR);
-    }
-    closeQuietly(fd);
-    if (next === undefined) return undefined;
-    fd = next;
-  }
-  return fd;
-}
-
-/** One command is done with a placeholder: the last one removes it if it is still the empty folder made. */
-function dropPlaceholder(host: string): void {
-  const p = placeholders.get(host);
-  if (p === undefined) return;
-  p.users--;
-  if (p.users > 0) return;
-  placeholders.delete(host);
-  const cut = host.lastIndexOf("/");
-  const parent = cut <= 0 ? "/" : host.slice(0, cut);
-  const fd = openAt(parent, OPEN_DIR);
-  if (fd === undefined) return;
-  try {
-    if (pathOf(fd) !== parent) return;
-    const inside = `/proc/self/fd/${fd}/${host.slice(cut + 1)}`;
-    const st = statQuietly(inside, true);
-    // rmdir removes only an empty folder, and never follows a link.
-    if (st?.isDirectory() && st.dev === p.dev && st.ino === p.ino) rmdirSync(inside);
-  } catch {
-    // not empty any more, or gone: left as it is
-  } finally {
-    closeQuietly(fd);
-  }
-}
-
-function statQuietly(path: string, noFollow = false) {
-  const fd = openAt(path, noFollow ? OPEN_ANY : O_PATH);
-  if (fd === undefined) return undefined;
-  try {
-    return fstatSync(fd);
-  } catch {
-    return undefined;
-  } finally {
-    closeQuietly(fd);
-  }
 }
 
 /**
@@ -333,31 +191,5 @@ function walkMountPoint(mp: MountPoint): void {
     }
   } finally {
     closeQuietly(fd);
-  }
-}
-
-/** Opens `path` with `flags`, or `undefined` if it cannot be (missing, a link, wrong type). */
-function openAt(path: string, flags: number): number | undefined {
-  try {
-    return openSync(path, flags);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Where an open descriptor's object is now. */
-function pathOf(fd: number): string {
-  try {
-    return readlinkSync(`/proc/self/fd/${fd}`);
-  } catch {
-    return "";
-  }
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    // already closed
   }
 }

@@ -13,6 +13,7 @@ import { setCovers } from "../sandbox/areas.js";
 import type { Policy } from "../sandbox/policy.js";
 import { isWithin } from "../sandbox/virtual-path.js";
 import { hasLinkOnTheWay, readKind } from "./host-lookup.js";
+import { addPillars } from "./pillars.js";
 import {
   findEnclosingStep,
   joinHost,
@@ -48,6 +49,12 @@ export interface BindStep {
    * Its `file` is settled when pinned (`bind` only).
    */
   placeholder?: boolean;
+  /**
+   * True for a pillar (see `pillars.ts`): a folder between the top of a
+   * writable bind and a guard, bound onto itself read-write so that the
+   * command cannot rename or remove it.
+   */
+  pillar?: boolean;
 }
 
 /** A point the plan left out, and why (virtual paths only). */
@@ -91,6 +98,14 @@ export interface BindPlan {
    * run then: the place would be writable (see `pinBinds`).
    */
   unsafe: string[];
+  /**
+   * Virtual paths of writable folder binds whose repository's git files
+   * (a submodule's gitfile, index or config) are not what git writes: a
+   * FIFO, a link, an oversized file, or a submodule's git folder outside
+   * the repository's own. What git would run from cannot be told, so a
+   * command must not run then (see `git-places.ts`).
+   */
+  gitUnreadable: string[];
 }
 
 /** The path a virtual path has inside a confined command. */
@@ -148,11 +163,12 @@ export function planBinds(policy: Policy): BindPlan {
   const skipped: SkippedPoint[] = [];
   const mountPoints: MountPoint[] = [];
   const unsafe: string[] = [];
+  const gitUnreadable: string[] = [];
   const ordered = sortShallowFirst([...points.keys()]);
   const queue = [...ordered];
   const seen = new Set(queue);
   const protect = (place: BindStep): void => {
-    for (const extra of planProtectedEntries(policy, place, unsafe)) {
+    for (const extra of planProtectedEntries(policy, place, unsafe, gitUnreadable)) {
       if (seen.has(extra.virtual)) continue;
       seen.add(extra.virtual);
       // Walked from the bind bubblewrap resolves it through (for a second
@@ -197,7 +213,8 @@ export function planBinds(policy: Policy): BindPlan {
     if (step.kind === "bind" && step.writable && !step.file) protect(step);
   }
   dropHiddenGuards(steps, mountPoints);
-  return { steps: sortStepsShallowFirst(steps), mountPoints, skipped, unsafe };
+  addPillars(steps, mountPoints);
+  return { steps: sortStepsShallowFirst(steps), mountPoints, skipped, unsafe, gitUnreadable };
 }
 
 /**

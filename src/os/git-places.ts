@@ -9,11 +9,15 @@
  *
  * Everything here is read on the host side, from the repository's own
  * (protected) git folder: the index says which paths are submodules
- * (gitlinks), the config says where hooks are. Nothing is executed.
+ * (gitlinks), the config says where hooks are. Nothing is executed, and
+ * nothing is read that could block the host (see `git-read.ts`): a FIFO, a
+ * link, an oversized file or a submodule's git folder outside the
+ * repository's own (one a command could have chosen) makes the whole
+ * answer `unreadable`, and the command does not run.
  */
-import { readFileSync } from "node:fs";
-import { dirname, isAbsolute, resolve } from "node:path";
+import { basename, dirname, isAbsolute, resolve } from "node:path";
 import { isWithin } from "../sandbox/virtual-path.js";
+import { INDEX_CAP, readGitFile, readGitText, SMALL_CAP } from "./git-read.js";
 import { readKind } from "./host-lookup.js";
 
 /** How deep submodules of submodules are followed. */
@@ -25,7 +29,11 @@ const MAX_REPOS = 256;
 export interface GitPlaces {
   /** Host paths strictly inside `inside` that must not be writable by a command. */
   places: string[];
-  /** True if a git folder's index or config could not be read as git writes it (fail closed). */
+  /**
+   * True if a git folder's index or config could not be read as git writes
+   * it, or a submodule's git folder lies outside the repository's own
+   * (fail closed).
+   */
   unreadable: boolean;
 }
 
@@ -41,7 +49,14 @@ export function findGitPlaces(inside: string): GitPlaces {
   const top = findWorkTreeTop(inside);
   if (top === undefined) return out;
   const gitDir = resolveGitDir(`${top}/.git`);
+  if (gitDir === "bad") return { places: [], unreadable: true };
   if (gitDir === undefined) return out;
+  // The repository's own git folders (and those of the submodules found):
+  // a submodule's git folder must lie in one (where `git submodule` puts
+  // it) or be its own `.git` folder.
+  const common = readGitText(`${gitDir}/commondir`);
+  if (common === undefined) return { places: [], unreadable: true };
+  const own = [gitDir, ...(common.trim() === "" ? [] : [resolve(gitDir, common.trim())])];
   const seen = new Set<string>();
   const add = (p: string): void => {
     if (p !== inside && isWithin(p, inside) && !seen.has(p)) {
@@ -56,9 +71,17 @@ export function findGitPlaces(inside: string): GitPlaces {
     if (visited.has(repo.gitDir)) continue;
     visited.add(repo.gitDir);
     const config = readGitConfig(repo.gitDir);
+    if (config === undefined) {
+      out.unreadable = true;
+      continue;
+    }
     const hooks = readHooksPath(config);
-    if (hooks !== undefined && !hooks.startsWith("~"))
-      add(isAbsolute(hooks) ? resolve(hooks) : resolve(repo.top, hooks));
+    if (hooks !== undefined && !hooks.startsWith("~")) {
+      const at = isAbsolute(hooks) ? resolve(hooks) : resolve(repo.top, hooks);
+      // husky (v9) sets `.husky/_`, whose hooks run `.husky/<hook>`: the
+      // folder above is what git ends up executing from.
+      add(basename(at) === "_" && /[/\\]_[/\\]?$/.test(hooks) ? dirname(at) : at);
+    }
     const links = readGitlinks(repo.gitDir, /objectformat\s*=\s*sha256/i.test(config) ? 32 : 20);
     if (links === undefined) {
       out.unreadable = true;
@@ -71,8 +94,22 @@ export function findGitPlaces(inside: string): GitPlaces {
       if (!isWithin(sub, repo.top)) continue;
       add(`${sub}/.git`);
       const subGitDir = resolveGitDir(`${sub}/.git`);
-      if (subGitDir !== undefined && repo.depth < MAX_DEPTH)
-        queue.push({ top: sub, gitDir: subGitDir, depth: repo.depth + 1 });
+      if (subGitDir === "bad") {
+        out.unreadable = true;
+        continue;
+      }
+      if (subGitDir === undefined || repo.depth >= MAX_DEPTH) continue;
+      // A gitfile naming a folder elsewhere (perhaps one a command made,
+      // with a FIFO for its index) is not followed: the index vouches for
+      // the path, not for where its gitfile leads.
+      if (subGitDir !== `${sub}/.git` && !own.some((o) => isWithin(subGitDir, o))) {
+        out.unreadable = true;
+        continue;
+      }
+      // Vouched for: its own submodules' git folders may lie inside it
+      // (a non-absorbed submodule keeps them in `sub/.git/modules`).
+      own.push(subGitDir);
+      queue.push({ top: sub, gitDir: subGitDir, depth: repo.depth + 1 });
     }
   }
   return out;
@@ -89,25 +126,32 @@ function findWorkTreeTop(from: string): string | undefined {
   }
 }
 
-/** The git folder a `.git` folder or gitfile (`gitdir: …`) stands for. */
-function resolveGitDir(dotGit: string): string | undefined {
+/**
+ * The git folder a `.git` folder or gitfile (`gitdir: …`) stands for;
+ * `"bad"` if the gitfile is no regular file (a FIFO, say) or too large.
+ */
+function resolveGitDir(dotGit: string): string | "bad" | undefined {
   const kind = readKind(dotGit);
   if (kind === "dir") return dotGit;
   if (kind !== "file") return undefined;
-  try {
-    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, "utf8").slice(0, 4096));
-    return m === null ? undefined : resolve(dirname(dotGit), m[1]!);
-  } catch {
-    return undefined;
-  }
+  const r = readGitFile(dotGit, SMALL_CAP);
+  if (r === "missing") return undefined;
+  if (r === "bad") return "bad";
+  const m = /^gitdir:\s*(.+?)\s*$/m.exec(r.bytes.toString("utf8", 0, 4096));
+  return m === null ? undefined : resolve(dirname(dotGit), m[1]!);
 }
 
-/** The repository's config text (its own, then the common folder's for a linked work tree). */
-function readGitConfig(gitDir: string): string {
-  let text = readQuietly(`${gitDir}/config`);
-  const common = readQuietly(`${gitDir}/commondir`).trim();
-  if (common !== "") text += `\n${readQuietly(`${resolve(gitDir, common)}/config`)}`;
-  return text;
+/**
+ * The repository's config text (its own, then the common folder's for a
+ * linked work tree); `undefined` if one is not a regular file.
+ */
+function readGitConfig(gitDir: string): string | undefined {
+  const own = readGitText(`${gitDir}/config`);
+  const common = readGitText(`${gitDir}/commondir`);
+  if (own === undefined || common === undefined) return undefined;
+  if (common.trim() === "") return own;
+  const shared = readGitText(`${resolve(gitDir, common.trim())}/config`);
+  return shared === undefined ? undefined : `${own}\n${shared}`;
 }
 
 /** `core.hooksPath` of a config text (the last one wins, as in git). */
@@ -131,22 +175,15 @@ function readHooksPath(config: string): string | undefined {
  * it cannot be read as git writes it.
  */
 function readGitlinks(gitDir: string, hashBytes: number): string[] | undefined {
-  let buf: Buffer;
-  try {
-    buf = readFileSync(`${gitDir}/index`);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ENOENT" ? [] : undefined;
-  }
-  const main = parseIndex(buf, hashBytes);
+  const index = readGitFile(`${gitDir}/index`, INDEX_CAP);
+  if (index === "missing") return [];
+  if (index === "bad") return undefined;
+  const main = parseIndex(index.bytes, hashBytes);
   if (main === undefined) return undefined;
   if (main.shared === undefined) return main.links;
-  let shared: Buffer;
-  try {
-    shared = readFileSync(`${gitDir}/sharedindex.${main.shared}`);
-  } catch {
-    return undefined;
-  }
-  const base = parseIndex(shared, hashBytes);
+  const shared = readGitFile(`${gitDir}/sharedindex.${main.shared}`, INDEX_CAP);
+  if (shared === "missing" || shared === "bad") return undefined;
+  const base = parseIndex(shared.bytes, hashBytes);
   return base === undefined ? undefined : [...main.links, ...base.links];
 }
 
@@ -212,12 +249,4 @@ function parseIndex(
     at += 8 + size;
   }
   return { links, shared };
-}
-
-function readQuietly(path: string): string {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return "";
-  }
 }

@@ -23,9 +23,15 @@ import { findEnclosingStep, joinHost, splitBelow } from "./plan-steps.js";
 /**
  * The guards of a writable folder shown at `step.virtual` from `step.host`
  * (a bind, or a second place of one). Places that cannot be held (a link
- * in the way) are added to `unsafe`.
+ * in the way) are added to `unsafe`; the bind itself to `gitUnreadable` if
+ * its repository's git files cannot be read safely (see `git-places.ts`).
  */
-export function planProtectedEntries(policy: Policy, step: BindStep, unsafe: string[]): BindStep[] {
+export function planProtectedEntries(
+  policy: Policy,
+  step: BindStep,
+  unsafe: string[],
+  gitUnreadable: string[],
+): BindStep[] {
   const hosts = new Map<string, string>(); // host path → virtual path
   const at = (rest: string): void => {
     const v = step.virtual === "/" ? rest : `${step.virtual}${rest}`;
@@ -44,7 +50,7 @@ export function planProtectedEntries(policy: Policy, step: BindStep, unsafe: str
   }
   if (guardsGit(policy)) {
     const git = findGitPlaces(step.host);
-    if (git.unreadable) unsafe.push(step.virtual === "/" ? "/.git" : `${step.virtual}/.git`);
+    if (git.unreadable) gitUnreadable.push(step.virtual);
     for (const h of git.places) at(h.slice(step.host === "/" ? 0 : step.host.length));
   }
   const out: BindStep[] = [];
@@ -129,7 +135,7 @@ function listProtectedPaths(policy: Policy): string[] {
 }
 
 /** True if `.git` is protected: then what git executes from is guarded as well. */
-function guardsGit(policy: Policy): boolean {
+export function guardsGit(policy: Policy): boolean {
   return policy.table.protectedEntries.some((p) => p.toLowerCase() === ".git");
 }
 

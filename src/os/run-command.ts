@@ -23,7 +23,9 @@ import {
 import { type CheckedCommandOptions, checkCommandOptions } from "./command-options.js";
 import { runConfined } from "./launch.js";
 import type { CommandLimits } from "./limits.js";
+import { describeNestedRepos, findNestedRepos } from "./nested-repos.js";
 import { runProcess } from "./process.js";
+import { guardsGit } from "./protected-entries.js";
 
 export { describeCommandSandbox } from "./command-notes.js";
 export type { CommandLimits } from "./limits.js";
@@ -102,7 +104,8 @@ export interface CommandResult {
   truncated: boolean;
   /**
    * Explanations for a model: why a write or a network call failed, that the
-   * output was cut, that the timeout hit. Virtual paths only. Kept apart from
+   * output was cut, that the timeout hit, that the command made or changed a
+   * git repository below the top of a writable folder. Virtual paths only. Kept apart from
    * `stderr` so the command's own output stays exactly what it printed.
    */
   notes: string[];
@@ -153,6 +156,7 @@ export async function runCommand(
     return runUnconfined(policy, command, opts, found.why);
   }
   const plan = planBinds(policy);
+  const startMs = Date.now();
   const raw = await runConfined(policy, plan, {
     bwrap: found.path,
     command,
@@ -166,7 +170,15 @@ export async function runCommand(
     passThrough: opts.passThrough,
   });
   raw.stderr = redactBwrapLines(raw.stderr, plan);
-  return buildCommandResult(raw, policy, opts, true, raw.hits);
+  const result = buildCommandResult(raw, policy, opts, true, raw.hits);
+  // A repository the command made below the top runs its config at the
+  // host's next git there, or at the top once committed: say so (see
+  // `nested-repos.ts`). Part of guarding `.git`, so off with it.
+  if (guardsGit(policy)) {
+    const note = describeNestedRepos(await findNestedRepos(plan, startMs));
+    if (note !== undefined) result.notes.push(note);
+  }
+  return result;
 }
 
 /**
