@@ -15,7 +15,7 @@
  * places first), asynchronous (never blocking the host), bounded by
  * {@link MAX_ENTRIES} directory entries per command (about 0.1 s per 1 000
  * folders walked on a busy 2-core machine); it does not descend
- * into `.git` folders or guarded places. A `.git` counts as made or changed
+ * into `.git` folders, `node_modules` or guarded places. A `.git` counts as made or changed
  * by the command when its own change time, or that of its `config` or
  * `hooks`, is not older than the command's start (a change time cannot be
  * set back by a command: `touch -d` sets it to now). Virtual paths only.
@@ -80,6 +80,10 @@ export async function findNestedRepos(plan: BindPlan, startMs: number): Promise<
           out.found.push(at.virtual);
         continue;
       }
+      // Installed packages are not the project's work (and git ignores them
+      // where they are ignored): walking them would spend the budget on
+      // every command in a workspace with dependencies.
+      if (e.name === "node_modules") continue;
       if (e.isDirectory() && !skip.has(host) && !walked.has(host)) {
         const virtual = at.virtual === "/" ? `/${e.name}` : `${at.virtual}/${e.name}`;
         queue.push({ host, virtual, depth: at.depth + 1 });
