@@ -8,13 +8,18 @@ import type { EventHub } from "../host/event-hub.js";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
 import type { Agent } from "./agent.js";
 
-/** Reports one sandbox operation of `agent` (served by its port server): audit line and events. */
+/**
+ * Reports one sandbox operation of `agent` (served by its port server):
+ * audit line and events. `aborted`: it did not complete because the agent
+ * stopped (outcome `aborted`, event `aborted: true`).
+ */
 export function reportOperation(
   hub: EventHub,
   agent: Agent,
   op: string,
   path: string | undefined,
   error: SandboxError | undefined,
+  aborted = false,
 ): void {
   const time = Date.now();
   const p = error?.path ?? path;
@@ -22,6 +27,7 @@ export function reportOperation(
     op,
     p === undefined ? undefined : toVirtualOrUndefined(agent.sandbox, p),
     error,
+    aborted,
   );
   hub.emit({
     type: "operation",
@@ -29,9 +35,10 @@ export function reportOperation(
     op,
     ...(p ? { path: p } : {}),
     ok: !error,
+    ...(aborted && error ? { aborted: true as const } : {}),
     time,
   });
-  if (error && isDenial(error)) {
+  if (error && !aborted && isDenial(error)) {
     hub.emit({
       type: "denial",
       agentId: agent.id,
@@ -47,18 +54,24 @@ export function reportOperation(
 /**
  * `work`, with its audit line written when it settles (hook operations are
  * not reported by the port server). The line names no command or worker
- * text: only the operation and its outcome.
+ * text: only the operation and its outcome — `aborted` when the agent
+ * stopped before it settled (a command is killed then, a callee aborted, and
+ * the agent never gets the answer). The agent's run waits for it (see
+ * `PortServer.close`), so the line is in before the run ends.
  */
 export function auditWhenSettled<T>(agent: Agent, op: string, work: Promise<T>): Promise<T> {
   const gate = agent.gate;
   if (!gate) return work;
+  const signal = agent.controller.signal;
   return work.then(
     (v) => {
-      gate.audit(op, undefined, undefined);
+      if (signal.aborted) gate.audit(op, undefined, undefined, true);
+      else gate.audit(op, undefined, undefined);
       return v;
     },
     (err: unknown) => {
-      gate.audit(op, undefined, { code: err instanceof SandboxError ? err.code : "io_error" });
+      const code = err instanceof SandboxError ? err.code : "io_error";
+      gate.audit(op, undefined, { code }, signal.aborted);
       throw err;
     },
   );
