@@ -79,11 +79,21 @@ export function openAuditLog(
   let put: (line: string) => void;
   let close = (): void => {};
   if (typeof target === "string") {
-    const fd = openSync(target, "a+");
+    // Read too, to see how the file ends; a log the host may only append to
+    // (write-only for it) is opened for appending alone, unchecked.
+    let readable = true;
+    let fd: number;
+    try {
+      fd = openSync(target, "a+");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EACCES") throw err;
+      fd = openSync(target, "a");
+      readable = false;
+    }
     const opened = fstatSync(fd);
     // Every byte of the file from here on is ours: one writer per file.
     let size = opened.size;
-    if (!endsWithNewline(fd, size)) {
+    if (readable && !endsWithNewline(fd, size)) {
       writeWhole(fd, Buffer.from("\n"), size);
       size += 1;
     }
