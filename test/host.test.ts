@@ -443,7 +443,7 @@ describe("limits, events and close", () => {
     const extra = await failure(host.run("f", { kind: "ok" }));
     expect(extra).toBeInstanceOf(BuiltRefused);
     expect(extra.message).toMatchInlineSnapshot(
-      `"Cannot start 'f': 32 agents are already running (maxAgents). Wait for one to finish, or raise maxAgents."`,
+      `"Cannot start 'f': 32 agents are already running (maxAgents). Wait for one to finish, or raise maxAgents (createHost option; maxAgents is 32, maxThreads is 36)."`,
     );
     expect(await Promise.all(sleepers)).toHaveLength(32);
     await host.close();

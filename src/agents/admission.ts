@@ -52,13 +52,15 @@ export class Admission {
    */
   check(worker: string): void {
     if (this.#closed) throw new DelegationRefusedError("The host is closed.");
+    // Refused, never queued: the message names the limit to raise, with
+    // the values of both, so a fan-out of deep chains knows what to change.
     if (this.#active >= this.#maxAgents)
       throw new DelegationRefusedError(
-        `Cannot start '${worker}': ${this.#maxAgents} agents are already running (maxAgents). Wait for one to finish, or raise maxAgents.`,
+        `Cannot start '${worker}': ${this.#maxAgents} agents are already running (maxAgents). Wait for one to finish, or raise maxAgents (createHost option; maxAgents is ${this.#maxAgents}, maxThreads is ${this.#maxThreads}).`,
       );
     if (this.#live.size + this.#stuck >= this.#maxThreads)
       throw new DelegationRefusedError(
-        `Cannot start '${worker}': ${this.#maxThreads} agent threads are already alive, counting callers waiting on their callees and stopped threads that have not exited yet (maxThreads). Wait for one to finish, or raise maxThreads.`,
+        `Cannot start '${worker}': ${this.#maxThreads} agent threads are already alive, counting callers waiting on their callees and stopped threads that have not exited yet (maxThreads). Wait for one to finish, or raise maxThreads (createHost option; maxThreads is ${this.#maxThreads}, maxAgents is ${this.#maxAgents}; a chain of depth d holds d threads, so n chains at once need n × d).`,
       );
   }
 

@@ -110,6 +110,7 @@ export class AgentRunner {
         : undefined,
       audit: a?.audit,
       onGrant: (g) => a?.onGrant(g),
+      signal: agent.controller.signal,
     });
   }
 
@@ -217,7 +218,11 @@ export class AgentRunner {
         ),
       onRunCommand: (command, request) =>
         auditWhenSettled(agent, "runCommand", serveAgentCommand(agent, command, request)),
-      onOperation: (op, path, error) => reportOperation(this.#hub, agent, op, path, error),
+      onOperation: (op, path, error, aborted) =>
+        reportOperation(this.#hub, agent, op, path, error, aborted),
+      // The run waits for what its hooks still run: stop them (a callee is
+      // aborted, a command killed) as soon as the agent is done.
+      onStop: () => agent.controller.abort(),
       scheduler: this.#scheduler,
       onLog: (entry) => reportLog(this.#hub, agent, entry),
     };

@@ -11,13 +11,18 @@ import type { Agent } from "./agent.js";
 /** Longest path, as sent, that an audit line names when it is not a valid virtual path. */
 const AUDIT_PATH_CHARS = 512;
 
-/** Reports one sandbox operation of `agent` (served by its port server): audit line and events. */
+/**
+ * Reports one sandbox operation of `agent` (served by its port server):
+ * audit line and events. `aborted`: it did not complete because the agent
+ * stopped (outcome `aborted`, event `aborted: true`).
+ */
 export function reportOperation(
   hub: EventHub,
   agent: Agent,
   op: string,
   path: string | undefined,
   error: SandboxError | undefined,
+  aborted = false,
 ): void {
   const time = Date.now();
   const raw = error?.path ?? path;
@@ -30,6 +35,7 @@ export function reportOperation(
         ? undefined
         : (toVirtualOrUndefined(agent.sandbox, raw) ?? shortenMiddle(raw, AUDIT_PATH_CHARS)),
       error,
+      aborted,
     );
   // Events show the worker's text: no raw control or invisible characters.
   const p = raw === undefined ? undefined : escapeControl(raw);
@@ -39,9 +45,10 @@ export function reportOperation(
     op,
     ...(p ? { path: p } : {}),
     ok: !error,
+    ...(aborted && error ? { aborted: true as const } : {}),
     time,
   });
-  if (error && isDenial(error)) {
+  if (error && !aborted && isDenial(error)) {
     hub.emit({
       type: "denial",
       agentId: agent.id,
@@ -57,18 +64,24 @@ export function reportOperation(
 /**
  * `work`, with its audit line written when it settles (hook operations are
  * not reported by the port server). The line names no command or worker
- * text: only the operation and its outcome.
+ * text: only the operation and its outcome — `aborted` when the agent
+ * stopped before it settled (a command is killed then, a callee aborted, and
+ * the agent never gets the answer). The agent's run waits for it (see
+ * `PortServer.close`), so the line is in before the run ends.
  */
 export function auditWhenSettled<T>(agent: Agent, op: string, work: Promise<T>): Promise<T> {
   const gate = agent.gate;
   if (!gate) return work;
+  const signal = agent.controller.signal;
   return work.then(
     (v) => {
-      gate.audit(op, undefined, undefined);
+      if (signal.aborted) gate.audit(op, undefined, undefined, true);
+      else gate.audit(op, undefined, undefined);
       return v;
     },
     (err: unknown) => {
-      gate.audit(op, undefined, { code: err instanceof SandboxError ? err.code : "io_error" });
+      const code = err instanceof SandboxError ? err.code : "io_error";
+      gate.audit(op, undefined, { code }, signal.aborted);
       throw err;
     },
   );

@@ -47,6 +47,11 @@ export interface GateOptions {
   /** Called with every grant (once or session). */
   onGrant?: (grant: GrantRecord) => void;
   /**
+   * The agent's signal: a question pending when it aborts is given up (its
+   * decision line says `aborted`), and none is asked after.
+   */
+  signal?: AbortSignal;
+  /**
    * A search whose folder has flagged areas outside it (reachable only
    * through links): `restrict` (default) runs it on a sandbox that reads
    * only under the folder; `ask` asks read for each such area instead (the
@@ -205,14 +210,20 @@ export class AgentGate {
    * Writes the audit line of a finished operation. `path` is virtual (the
    * caller normalized it, or left it out); the error contributes its code.
    */
-  audit(op: string, path: string | undefined, error: { code: string } | undefined): void {
+  audit(
+    op: string,
+    path: string | undefined,
+    error: { code: string } | undefined,
+    /** It did not complete because the agent stopped (outcome `aborted`). */
+    aborted = false,
+  ): void {
     this.#o.audit?.write({
       type: "operation",
       agentId: this.#o.agentId,
       chain: this.#o.chain,
       op,
       ...(path === undefined ? {} : { path }),
-      outcome: error ? "error" : "ok",
+      outcome: aborted ? "aborted" : error ? "error" : "ok",
       ...(error ? { code: error.code } : {}),
     });
   }

@@ -4,7 +4,7 @@
  * never from text the worker sent — so a worker cannot put words in front
  * of the approver.
  */
-import { escapeControl, SHOWN_CHARS, shortenMiddle } from "../errors/index.js";
+import { escapeControl, ioError, SHOWN_CHARS, shortenMiddle } from "../errors/index.js";
 import type {
   ApprovalDecision,
   ApprovalOperation,
@@ -46,6 +46,52 @@ export interface ApproverQueueOptions {
   worker: string;
   chain: string[];
   onApproval: OnApproval | undefined;
+  /**
+   * The agent's signal. A question pending when it aborts is given up at
+   * once (its decision line says `aborted`, written before the abort
+   * returns); none is asked after. The approver's late answer is ignored.
+   */
+  signal?: AbortSignal;
+}
+
+/** How a question ended: answered, the approver threw, or the agent stopped first. */
+type Answer = { kind: "answer"; value: unknown } | { kind: "failed" } | { kind: "stopped" };
+
+/**
+ * Asks (`ask` is called now) and resolves with the answer — or, if `signal`
+ * aborts first, calls `onStop` (synchronously, inside the abort) and
+ * resolves with `stopped`. Exactly one of the two.
+ */
+function answerOrStop(
+  ask: () => unknown,
+  signal: AbortSignal | undefined,
+  onStop: () => void,
+): Promise<Answer> {
+  return new Promise((resolve) => {
+    let done = false;
+    const end = (a: Answer): boolean => {
+      if (done) return false;
+      done = true;
+      signal?.removeEventListener("abort", onAbort);
+      resolve(a);
+      return true;
+    };
+    const onAbort = (): void => {
+      if (end({ kind: "stopped" })) onStop();
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    let answer: unknown;
+    try {
+      answer = ask();
+    } catch {
+      end({ kind: "failed" });
+      return;
+    }
+    Promise.resolve(answer).then(
+      (value) => end({ kind: "answer", value }),
+      () => end({ kind: "failed" }),
+    );
+  });
 }
 
 /**
@@ -96,6 +142,8 @@ export class ApproverQueue {
 
   async #askNow(what: ApprovalQuestion, tool?: string): Promise<ApprovalDecision> {
     const o = this.#o;
+    // Its agent is gone: nobody is asked, and nothing is done.
+    if (o.signal?.aborted) throw stopped(what);
     // Every string escaped (issue 18): what the approver reads is what is there.
     const long = what.path.length > SHOWN_CHARS || (what.real?.length ?? 0) > SHOWN_CHARS;
     const request: ApprovalRequest = {
@@ -119,14 +167,17 @@ export class ApproverQueue {
     let decision: ApprovalDecision = "deny";
     let code: string | undefined;
     if (o.onApproval) {
-      try {
-        const d = await o.onApproval(request);
-        // Anything but the three answers is a no: fail closed.
-        if (d === "once" || d === "session" || d === "deny") decision = d;
-        else code = "invalid_decision";
-      } catch {
-        code = "approver_failed";
-      }
+      const onApproval = o.onApproval;
+      const a = await answerOrStop(
+        () => onApproval(request),
+        o.signal,
+        () => this.#audit({ type: "approval_decision", ...line, outcome: "aborted" }, tool),
+      );
+      if (a.kind === "stopped") throw stopped(what);
+      const d = a.kind === "answer" ? a.value : undefined;
+      // Anything but the three answers is a no: fail closed.
+      if (d === "once" || d === "session" || d === "deny") decision = d;
+      else code = a.kind === "failed" ? "approver_failed" : "invalid_decision";
     } else code = "no_approver";
     this.#audit(
       { type: "approval_decision", ...line, outcome: decision, ...(code ? { code } : {}) },
@@ -135,4 +186,13 @@ export class ApproverQueue {
     if (decision === "deny") this.#noApprover = code === "no_approver";
     return decision;
   }
+}
+
+/** The error of a question given up because its agent stopped. */
+function stopped(what: ApprovalQuestion) {
+  return ioError(
+    "approval",
+    what.operation === "shell" ? undefined : what.path,
+    "the agent stopped while its approval was pending; nothing was done",
+  );
 }

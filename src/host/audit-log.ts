@@ -12,8 +12,22 @@
  * (truncated, or appended to by anyone else): tampering stops the host
  * loudly instead of passing for a log. Agent threads cannot reach the log's
  * descriptor at all (`workers/lockdown-fds.ts`); this catches the rest.
+ *
+ * A line is in the file whole or not at all (issue 26): a write cut short
+ * (a full disk: a short write, then ENOSPC) is truncated back to the line's
+ * start before the log fails. A file opened with a torn last line (a host
+ * killed mid-line) gets a newline first, so lines appended from here on are
+ * whole lines of their own; the torn bytes are kept, never deleted.
  */
-import { closeSync, fstatSync, openSync, statSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import type { Writable } from "node:stream";
 import { escapeControl } from "../errors/index.js";
 
@@ -65,10 +79,24 @@ export function openAuditLog(
   let put: (line: string) => void;
   let close = (): void => {};
   if (typeof target === "string") {
-    const fd = openSync(target, "a");
+    // Read too, to see how the file ends; a log the host may only append to
+    // (write-only for it) is opened for appending alone, unchecked.
+    let readable = true;
+    let fd: number;
+    try {
+      fd = openSync(target, "a+");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EACCES") throw err;
+      fd = openSync(target, "a");
+      readable = false;
+    }
     const opened = fstatSync(fd);
     // Every byte of the file from here on is ours: one writer per file.
     let size = opened.size;
+    if (readable && !endsWithNewline(fd, size)) {
+      writeWhole(fd, Buffer.from("\n"), size);
+      size += 1;
+    }
     put = (line) => {
       // The file at the path must still be the one open here: a log renamed
       // over, removed or replaced would take lines no one reads (an agent
@@ -80,8 +108,7 @@ export function openAuditLog(
         throw new Error("the audit log file was truncated or written by someone else");
       // Synchronous and whole: a line is on disk before the next one starts.
       const buf = Buffer.from(line);
-      let off = 0;
-      while (off < buf.length) off += writeSync(fd, buf, off);
+      writeWhole(fd, buf, size);
       size += buf.length;
     };
     close = () => closeSync(fd);
@@ -114,6 +141,28 @@ export function openAuditLog(
       }
     },
   };
+}
+
+/** True if the file's last byte is a newline, or the file is empty. */
+function endsWithNewline(fd: number, size: number): boolean {
+  if (size === 0) return true;
+  const last = Buffer.alloc(1);
+  return readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a;
+}
+
+/**
+ * Appends `buf` to the file (whose size is `start`) whole, or not at all: a
+ * write cut short (ENOSPC, EIO, a quota) is truncated back to `start` and
+ * the error thrown, so the file never ends in half a line.
+ */
+function writeWhole(fd: number, buf: Buffer, start: number): void {
+  let off = 0;
+  try {
+    while (off < buf.length) off += writeSync(fd, buf, off);
+  } catch (err) {
+    if (off > 0) ftruncateSync(fd, start);
+    throw err;
+  }
 }
 
 /** The line's fields in a fixed order, strings escaped. */

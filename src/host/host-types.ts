@@ -120,7 +120,16 @@ export type HostEvent =
       durationMs: number;
       time: number;
     }
-  | { type: "operation"; agentId: string; op: string; path?: string; ok: boolean; time: number }
+  | {
+      type: "operation";
+      agentId: string;
+      op: string;
+      path?: string;
+      ok: boolean;
+      /** Set when it did not complete because its agent stopped (`ok` is false then). */
+      aborted?: true;
+      time: number;
+    }
   | {
       /** A `ctx.log` line, or a line the thread wrote to stdout/stderr (`stream`). */
       type: "log";

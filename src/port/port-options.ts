@@ -73,11 +73,20 @@ export interface PortServerOptions {
    */
   onRunCommand?: (command: string, opts: RunCommandRequest) => Promise<RunCommandReply>;
   /**
-   * Called after each sandbox operation (not `delegate`, model calls or `runCommand`) with its outcome,
-   * for events and audit. `path` is the worker's own (virtual) argument and
-   * `error.path` the error's, both raw: escape them before showing them.
+   * Called once for each sandbox operation accepted (not `delegate`, model
+   * calls or `runCommand`) with its outcome, for events and audit. `path` is
+   * the worker's own (virtual) argument and `error.path` the error's, both
+   * raw: escape them before showing them. `aborted` is true when it did not
+   * complete because the server was closed: stopped at a safe point while
+   * it ran, or never started (queued, or waiting on its approval). An
+   * operation that completed after the close is reported as done.
    */
-  onOperation?: (op: string, path: string | undefined, error: SandboxError | undefined) => void;
+  onOperation?: (
+    op: string,
+    path: string | undefined,
+    error: SandboxError | undefined,
+    aborted: boolean,
+  ) => void;
   /**
    * Called before each sandbox operation (not `delegate`, model calls or
    * `runCommand`) with its checked arguments: it may wait (an approver),
@@ -99,7 +108,11 @@ export interface PortServer {
   /**
    * Stops serving and closes the port. Queued operations never start;
    * running ones stop at their next safe point (a move or tree operation is
-   * rolled back); replies still pending are dropped.
+   * rolled back) or finish; replies still pending are dropped. Every
+   * accepted operation is reported (`onOperation`) by the time the promise
+   * resolves, which is once every operation that had started has ended —
+   * hook operations too, so their owner must stop them (see
+   * `AgentThreadOptions.onStop`). Calling it again returns the same promise.
    */
-  close(): void;
+  close(): Promise<void>;
 }

@@ -13,9 +13,8 @@ import type { MessagePort } from "node:worker_threads";
 import { ioError, SandboxError } from "../errors/index.js";
 import { createModelRequestChecker } from "../models/model-request-checks.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
-import type { GrepOptions } from "../sandbox/types.js";
 import { measureMessage } from "../threads/message-size.js";
-import { type Checked, type Handler, isId, isPlainObject } from "./arg-checks.js";
+import type { Checked, Handler } from "./arg-checks.js";
 import { defaultScheduler } from "./fair-scheduler.js";
 import { AWAITING_OPS, findHookHandler, HANDLERS } from "./operations.js";
 import {
@@ -25,15 +24,22 @@ import {
   type PortServer,
   type PortServerOptions,
 } from "./port-options.js";
-import { ACK_OP, INVALID_REQUEST, type PortReply, type WireError } from "./protocol.js";
+import { ACK_OP, INVALID_REQUEST, type PortReply } from "./protocol.js";
 import { createReservations } from "./read-budget.js";
+import { pathArgOf, readableId, readComlinkId, readRequest, toWireError } from "./request-shape.js";
+
+/** A request accepted by the server, until it is reported. */
+interface Accepted {
+  /** Its operation has started (it is reported when it ends). */
+  started: boolean;
+  /** Reports it as stopped before it started. */
+  abandon: () => void;
+}
 
 /** Operations of one worker running at once; the rest wait in order. */
 const MAX_RUNNING = 4;
 /** Replies at least this big are counted until the thread acknowledges them. */
 const ACK_THRESHOLD = 64 * 1024;
-/** Longest operation name accepted. */
-const MAX_OP_CHARS = 64;
 /**
  * Serves `sandbox` on `port` until {@link PortServer.close}. Every request is
  * answered, with a value or an error, unless it is oversized (see
@@ -62,6 +68,11 @@ export function serveSandbox(
   /** Reads' bytes about to load (see {@link createReservations}), counted before they load. */
   const reservations = createReservations(() => replyBytes, maxBytesInFlight);
   let closed = false;
+  /** Requests accepted and not yet reported, by id. */
+  const accepted = new Map<number, Accepted>();
+  /** Operations started and not yet ended: close() waits for them. */
+  const inProgress = new Set<Promise<void>>();
+  let drained: Promise<void> | undefined;
   /** This agent's model requests: checked, with the tools of its last call kept for reuse. */
   const checkModel = opts.onModel ? createModelRequestChecker() : undefined;
 
@@ -103,7 +114,7 @@ export function serveSandbox(
 
   const violate = (bytes: number): void => {
     if (closed) return;
-    server.close();
+    void server.close();
     opts.onViolation?.({ kind: "oversize", bytes, limit: maxBytes });
   };
 
@@ -126,19 +137,35 @@ export function serveSandbox(
   };
 
   const execute = (id: number, op: string, handler: Handler, checked: Checked): void => {
-    const report =
-      opts.onOperation && !AWAITING_OPS.has(op)
-        ? (err: unknown) =>
-            opts.onOperation?.(
-              op,
-              pathArgOf(op, checked.args),
-              err === undefined
-                ? undefined
-                : err instanceof SandboxError
-                  ? err
-                  : ioError(op, undefined, "unexpected error"),
-            )
-        : undefined;
+    // Exactly one report per accepted request: when it settles, or at
+    // close() when it never started (issue 26: every operation's audit line
+    // says how it ended, a stop included).
+    let reported = false;
+    const report = (err: unknown, aborted: boolean): void => {
+      if (reported) return;
+      reported = true;
+      accepted.delete(id);
+      if (!opts.onOperation || AWAITING_OPS.has(op)) return;
+      opts.onOperation(
+        op,
+        pathArgOf(op, checked.args),
+        err === undefined
+          ? undefined
+          : err instanceof SandboxError
+            ? err
+            : ioError(op, undefined, "unexpected error"),
+        aborted,
+      );
+    };
+    const entry: Accepted = {
+      started: false,
+      abandon: () =>
+        report(
+          ioError(op, undefined, "the agent stopped before it started; nothing was done"),
+          true,
+        ),
+    };
+    accepted.set(id, entry);
     // A delegation waits on another agent (a model call on the model, a
     // command on its process), not on the host: it takes no running slot
     // (maxAgents bounds it), so a caller may fan out.
@@ -149,8 +176,9 @@ export function serveSandbox(
       reservations.release(id);
       requestBytes -= checked.bytes;
       pending.delete(id);
+      // One that failed after the stop did not complete because of it.
+      report(ok ? undefined : valueOrError, !ok && closed);
       if (closed) return;
-      report?.(ok ? undefined : valueOrError);
       if (!ok) reply({ id, ok: false, error: toWireError(valueOrError, op, checked.args, opts) });
       else {
         // Stops counting past the budget: the exact size of a huge reply does not matter.
@@ -166,6 +194,7 @@ export function serveSandbox(
     let served = sandbox;
     const task = (): void => {
       if (closed) return;
+      entry.started = true;
       let result: unknown;
       try {
         result = handler.run(served, checked.args, stop.signal, (bytes) =>
@@ -175,10 +204,23 @@ export function serveSandbox(
         settle(false, err);
         return;
       }
-      Promise.resolve(result).then(
-        (value) => settle(true, value),
-        (err: unknown) => settle(false, err),
-      );
+      // close() waits for it: a stop returns once every started operation
+      // has ended (done, or stopped at a safe point) and been reported.
+      const ended: Promise<void> = Promise.resolve(result)
+        .then(
+          (value) => settle(true, value),
+          (err: unknown) => settle(false, err),
+        )
+        .then(
+          () => {
+            inProgress.delete(ended);
+          },
+          (err: unknown) => {
+            inProgress.delete(ended);
+            opts.onInternalError?.(err, op);
+          },
+        );
+      inProgress.add(ended);
     };
     if (!takesSlot) {
       lane.submit(task);
@@ -293,7 +335,7 @@ export function serveSandbox(
       return pending.size;
     },
     close() {
-      if (closed) return;
+      if (drained) return drained;
       closed = true;
       waiting.length = 0;
       reservations.close();
@@ -302,69 +344,11 @@ export function serveSandbox(
       port.off("message", onMessage);
       port.off("messageerror", onMessageError);
       port.close();
+      // Queued, or waiting on an approval: they never start now.
+      for (const entry of accepted.values()) if (!entry.started) entry.abandon();
+      drained = Promise.all(inProgress).then(() => undefined);
+      return drained;
     },
   };
   return server;
-}
-
-/** Reads `{ id, op, args }` with exactly those own keys, or says what is wrong. */
-function readRequest(data: unknown): { id: number; op: string; args: unknown[] } | string {
-  if (!isPlainObject(data)) return "a request must be an object { id, op, args }";
-  let keys = 0;
-  for (const k in data) {
-    if (k !== "id" && k !== "op" && k !== "args") return `unexpected key ${JSON.stringify(k)}`;
-    keys++;
-  }
-  if (keys !== 3 || !Object.hasOwn(data, "id") || !Object.hasOwn(data, "op"))
-    return "a request must be an object { id, op, args }";
-  const { id, op, args } = data as { id: unknown; op: unknown; args: unknown };
-  if (!isId(id)) return "id must be a non-negative integer";
-  if (typeof op !== "string" || op.length > MAX_OP_CHARS)
-    return `op must be an operation name of at most ${MAX_OP_CHARS} characters`;
-  if (!Array.isArray(args) || Object.getPrototypeOf(args) !== Array.prototype)
-    return "args must be an array";
-  if (args.length > 8) return "too many arguments";
-  return { id, op, args };
-}
-
-function readableId(data: unknown): number | null {
-  if (isPlainObject(data) && Object.hasOwn(data, "id")) {
-    const id = (data as { id: unknown }).id;
-    if (isId(id)) return id;
-  }
-  return null;
-}
-
-/** The id of a message shaped like Comlink's `{ id: string, type: string, … }`, else null. */
-function readComlinkId(data: unknown): string | null {
-  if (!isPlainObject(data)) return null;
-  const { id, type } = data as { id?: unknown; type?: unknown };
-  return typeof id === "string" && id.length <= 200 && typeof type === "string" ? id : null;
-}
-
-/**
- * The path an operation is about, as the worker sent it (its first argument,
- * or grep's `path`): the owner escapes it for events and normalizes it for
- * the audit log — escaping first would change the path the log names.
- */
-function pathArgOf(op: string, args: unknown[]): string | undefined {
-  const first = op === "grep" ? ((args[0] as GrepOptions).path ?? "/") : args[0];
-  return typeof first === "string" ? first : undefined;
-}
-
-/**
- * The wire form of an error. Only mountbox errors keep their message: any
- * other error (Node's fs errors, bugs) may name host paths, so the worker
- * gets a generic `IoError` naming the operation and the virtual path.
- */
-function toWireError(
-  err: unknown,
-  op: string,
-  args: unknown[],
-  opts: PortServerOptions,
-): WireError {
-  if (err instanceof SandboxError) return err.toJSON();
-  opts.onInternalError?.(err, op);
-  const path = typeof args[0] === "string" && !AWAITING_OPS.has(op) ? args[0] : undefined;
-  return ioError(op, path, "unexpected error").toJSON();
 }

@@ -98,9 +98,13 @@ async function removeTree(real: string, pace: Pace): Promise<void> {
 }
 
 /** Throws if `signal` was aborted: the agent that asked is gone. */
-function checkNotStopped(signal: AbortSignal | undefined, op: string, v: string): void {
-  if (signal?.aborted)
-    throw ioError(op, v, "the agent stopped before it finished; nothing was changed");
+function checkNotStopped(
+  signal: AbortSignal | undefined,
+  op: string,
+  v: string,
+  detail = "nothing was changed",
+): void {
+  if (signal?.aborted) throw ioError(op, v, `the agent stopped before it finished; ${detail}`);
 }
 
 /**
@@ -213,8 +217,10 @@ function checkSize(policy: Policy, dst: string, size: number): void {
 
 /**
  * Moves a file, link or directory; across mounts by verified copy, then
- * delete. `signal` is checked between copied files and before the source is
- * deleted: an aborted move removes what it copied and leaves the source.
+ * delete. `signal` is checked once the source is checked, once the
+ * destination is, between copied files and before the source is deleted:
+ * an aborted move removes what it copied and leaves the source (folders it
+ * made on the destination's way stay). Past the last check it finishes.
  */
 export async function move(
   policy: Policy,
@@ -251,6 +257,8 @@ async function moveWithoutLock(
     checkEntry(policy, src, sReal, st.isFile());
     const pace = startPace();
     if (st.isDirectory()) await checkSubtree(policy, src, sReal, pace);
+    // Checking a big tree yields: a stop meanwhile ends the move here.
+    checkNotStopped(signal, "move", src);
     stage = dst;
     // The destination: a new entry in a verified, writable real folder.
     const dParent = policy.resolveVirtual(parentPath(dst), "write", false);
@@ -265,6 +273,9 @@ async function moveWithoutLock(
     const sameDevice = lstatSync(dirname(sReal)).dev === lstatSync(dirname(dReal)).dev;
     if (st.isFile()) checkSize(policy, dst, st.size);
     if (st.isDirectory()) await checkDestinationTree(policy, src, dst, sReal, !sameDevice, pace);
+    // The last safe point before anything moves (issue 26: a move stopped
+    // while it was checked used to happen after its agent was gone).
+    checkNotStopped(signal, "move", src, "nothing was moved");
     if (sameDevice) {
       if (!existing && !st.isDirectory()) {
         // No-clobber on the same device: link() fails if the name is taken.

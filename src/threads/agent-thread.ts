@@ -106,13 +106,18 @@ async function startAgentThread(
       settled = true;
       if (timer) clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);
-      server.close();
+      const ended = server.close();
       budget.flush();
       // Terminate in every case: a thread that returned may still have
       // timers or pending work, and a thread is never reused.
       void worker.terminate();
-      if (err) reject(err);
-      else resolve({ value, stdout: out.stdout, stderr: out.stderr, logs });
+      opts.onStop?.();
+      // The run settles once every operation it started has ended and been
+      // reported (issue 26): nothing of a stopped agent happens afterwards.
+      void ended.then(() => {
+        if (err) reject(err);
+        else resolve({ value, stdout: out.stdout, stderr: out.stderr, logs });
+      });
     };
     const fail = (reason: AgentFailure, message: string, cause?: unknown): void =>
       finish(new AgentThreadError(reason, message, out, cause));
@@ -135,7 +140,7 @@ async function startAgentThread(
     try {
       worker = startWorker(opts, boot, threadPort, execArgv);
     } catch (err) {
-      server.close();
+      void server.close();
       threadPort.close();
       // A spare was taken out of its pool for this agent: it must not outlive it.
       void opts.spare?.terminate();

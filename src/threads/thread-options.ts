@@ -43,6 +43,14 @@ export interface AgentThreadOptions
   sandbox: Sandbox;
   /** Aborts the agent (the thread is told, then terminated). */
   signal?: AbortSignal;
+  /**
+   * Called once when the run ends (result, failure, abort or deadline),
+   * before it waits for the operations still in flight: the owner stops
+   * what its hooks still run (a delegation, a command, a model call), so
+   * that wait ends. The run settles only once they have ended and been
+   * reported.
+   */
+  onStop?: () => void;
   /** Deadline for the whole run, in ms. */
   timeoutMs?: number;
   /** Heap limits; defaults to `DEFAULT_RESOURCE_LIMITS`. */
