@@ -191,7 +191,7 @@ describe("a link swapped in after the approval check (port, real thread)", () =>
       dynamic: { enabled: true },
       onApproval: async (r) => {
         seen.push(r);
-        return "once";
+        return "once" as const;
       },
     });
     try {
