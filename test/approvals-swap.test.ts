@@ -129,12 +129,16 @@ describe("a link swapped in after the approval check (port, real thread)", () =>
           { op: "readFile", args: ["/secret/s.txt"] },
           { op: "readFile", args: ["/pub/trap/x.txt"] },
           { op: "listFiles", args: ["/secret"] },
+          // Searched in a pool thread: the confined policy crosses the wire.
+          { op: "grep", args: [{ pattern: "TOP", path: "/secret" }] },
         ],
       })) as { ok: boolean; value: unknown }[];
-      expect(out.map((o) => o.value)).toEqual([SECRET, SECRET, ["/secret/s.txt"]]);
+      expect(out.slice(0, 3).map((o) => o.value)).toEqual([SECRET, SECRET, ["/secret/s.txt"]]);
+      expect(JSON.stringify(out[3])).toContain("/secret/s.txt");
       expect(seen.map((r) => r.path)).toEqual([
         "/secret/s.txt",
         "/pub/trap/x.txt (\u2192 /secret/s.txt)",
+        "/secret",
         "/secret",
       ]);
     } finally {
