@@ -21,6 +21,12 @@ import type { ApprovalOperation, OnApproval } from "./approval-types.js";
 import { ApproverQueue, type GateAuditLine } from "./approver-queue.js";
 import { type GrantAccess, widenSandbox } from "./expansion.js";
 import type { GateTarget } from "./gate-targets.js";
+import {
+  noApprovals,
+  type OperationApprovals,
+  RunSandboxes,
+  type SessionDecision,
+} from "./run-sandbox.js";
 
 /** Dynamic expansion of one agent: on, and never beyond `bound`. */
 export interface GateExpansion {
@@ -71,7 +77,9 @@ export class AgentGate {
   /** The agent's sandbox plus its session grants. */
   #effective: Sandbox;
   /** Session approvals: `operation` under `dir`. */
-  readonly #session: { operation: string; dir: string }[] = [];
+  readonly #session: SessionDecision[] = [];
+  /** The confined sandboxes operations run on, cached per approval state. */
+  readonly #runs = new RunSandboxes();
   /** This agent's line to the approver. */
   readonly #approver: ApproverQueue;
 
@@ -89,12 +97,16 @@ export class AgentGate {
 
   /**
    * Asks whatever `targets` need and returns the sandbox to run the
-   * operation with (the effective one, plus a `once` grant).
+   * operation with: the effective one plus a `once` grant, confined in the
+   * mounts that ask approval to what this operation was approved for (a
+   * link swapped after this check leads nowhere else: see run-sandbox.ts).
    * @throws ApprovalDeniedError when an approver said no, or none could be asked
    */
   async check(targets: readonly GateTarget[], tool?: string): Promise<Sandbox> {
     let sb = this.#effective;
     let treeRoots: string[] | undefined;
+    const approved = noApprovals();
+    for (const t of targets) approved.kinds[t.access].add(t.operation);
     for (const t of targets) {
       const v = normalizeQuietly(sb, t.path);
       if (v === undefined) continue; // the operation itself reports the bad path
@@ -114,7 +126,7 @@ export class AgentGate {
         if (decision === "session") {
           this.#effective = widened(this.#effective);
           this.#session.push({ operation: t.operation, dir });
-        }
+        } else approved.once.push({ access: t.access, path: dir });
         this.#o.onGrant?.({ worker: this.#o.worker, access: t.access, dir });
         this.#audit(
           { type: "grant", op: "expand", path: dir, access: t.access, outcome: decision },
@@ -125,7 +137,7 @@ export class AgentGate {
       // Where the path really leads (a link may lead into a flagged mount);
       // a listing or search through a folder link reads the folder it leads to.
       const real = anyFlag(sb, t.access) ? realLocation(sb, v, t.access) : undefined;
-      await this.#approve(sb, t, v, real, tool);
+      await this.#approve(sb, t, v, real, tool, approved);
       if (t.tree !== undefined && t.access === "read") {
         const p = policyOf(sb);
         // The tree is the folder as typed and where it really is.
@@ -135,7 +147,7 @@ export class AgentGate {
         for (const m of p.table.mounts) {
           if (!m.readApproval || roots.includes(m.target) || !under(m)) continue;
           if (!p.reachesBelow(m.target, "read")) continue;
-          await this.#approve(sb, { ...t, path: m.target }, m.target, undefined, tool);
+          await this.#approve(sb, { ...t, path: m.target }, m.target, undefined, tool, approved);
         }
         // A flagged area outside it is reachable only through a link, which
         // a search would read (a listing shows only the link's own name):
@@ -150,16 +162,18 @@ export class AgentGate {
           if (outside.length > 0) treeRoots = roots;
         } else
           for (const m of outside)
-            await this.#approve(sb, { ...t, path: m.target }, m.target, undefined, tool);
+            await this.#approve(sb, { ...t, path: m.target }, m.target, undefined, tool, approved);
       }
     }
-    return treeRoots === undefined ? sb : readsOnlyUnder(sb, treeRoots);
+    const run = this.#runs.confine(sb, this.#effective, this.#session, approved);
+    return treeRoots === undefined ? run : readsOnlyUnder(run, treeRoots);
   }
 
   /**
    * Asks `t.operation` on `v` (and, when a link leads elsewhere, on its real
    * location `real`) unless neither needs approval or this agent's session
-   * decisions cover each one that does.
+   * decisions cover each one that does. What a `once` answer approves is
+   * added to `approved` (the operation runs confined to it).
    * @throws ApprovalDeniedError
    */
   async #approve(
@@ -168,6 +182,7 @@ export class AgentGate {
     v: string,
     real: string | undefined,
     tool: string | undefined,
+    approved: OperationApprovals,
   ): Promise<void> {
     const { operation, access } = t;
     const moved = real !== undefined && real !== v;
@@ -192,6 +207,7 @@ export class AgentGate {
     if (decision === "session")
       for (const l of flagged)
         this.#session.push({ operation, dir: t.dir === "self" ? l : parentPath(l) });
+    else for (const l of flagged) approved.once.push({ access, path: l });
   }
 
   /**

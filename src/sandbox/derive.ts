@@ -204,7 +204,8 @@ export function derivePolicy(parent: Policy, rawOpts: DeriveOptions | undefined)
         ? parent.write
         : [];
   if (opts.readonly === true) write = [];
-  return new Policy(parent.table, read, write);
+  // A confined parent's child stays confined (never wider than its parent).
+  return new Policy(parent.table, read, write, parent.confinement);
 }
 
 /** Computes the policy of `parent.restrict(opts)`. */
@@ -216,7 +217,7 @@ export function restrictPolicy(parent: Policy, rawOpts: RestrictOptions | undefi
       : entryArea(parent, opts.restrict, "restrict", "read");
   const read = intersect(parent.read, [area]);
   const write = opts.readonly === true ? [] : intersect(parent.write, [area]);
-  const child = new Policy(parent.table, read, write);
+  const child = new Policy(parent.table, read, write, parent.confinement);
   if (opts.readonly === false && child.writableRoots.length === 0) {
     throw escalation(
       parent,

@@ -14,6 +14,7 @@
 import type { ParsedMount, ParsedSandboxConfig } from "../config/sandbox-config.js";
 import { ioError, type SandboxError } from "../errors/index.js";
 import type { Area } from "./areas.js";
+import { type ConfinementWire, confinementFromWire, confinementToWire } from "./confinement.js";
 import { type Mount, MountTable } from "./mount-table.js";
 import { Policy } from "./policy.js";
 
@@ -47,6 +48,8 @@ export interface PolicyWire {
   lookupOrder: string[];
   read: Area[];
   write: Area[];
+  /** What one operation was approved for, when it runs confined (confinement.ts). */
+  confinement?: ConfinementWire;
 }
 
 const wires = new WeakMap<Policy, PolicyWire>();
@@ -70,6 +73,7 @@ export function serializePolicy(policy: Policy): PolicyWire {
     lookupOrder: t.mounts.map((m) => m.target),
     read: policy.read.map((a) => ({ path: a.path, exact: a.exact })),
     write: policy.write.map((a) => ({ path: a.path, exact: a.exact })),
+    ...(policy.confinement ? { confinement: confinementToWire(policy.confinement) } : {}),
   };
   wires.set(policy, wire);
   return wire;
@@ -104,7 +108,11 @@ export function deserializePolicy(wire: PolicyWire): Policy {
     throw refusal();
   }
   if (!sameTable(table, wire)) throw refusal();
-  return new Policy(table, wire.read, wire.write);
+  if (wire.confinement === undefined) return new Policy(table, wire.read, wire.write);
+  // A malformed confinement refuses: never decide wider than the host would.
+  const confinement = confinementFromWire(wire.confinement);
+  if (confinement === undefined) throw refusal();
+  return new Policy(table, wire.read, wire.write, confinement);
 }
 
 function toMountWire(m: Mount): MountWire {

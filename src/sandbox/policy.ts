@@ -17,6 +17,7 @@ import {
   wrapFsError,
 } from "../errors/index.js";
 import { type Area, canonicalize, setCovers } from "./areas.js";
+import { type Confinement, confinementAllows, unapprovedError } from "./confinement.js";
 import type { Mount, MountTable } from "./mount-table.js";
 import { type RealpathMemo, realpathLoose } from "./real-path.js";
 import { baseName, isWithin, normalizeVirtualPath, parentPath, suffixOf } from "./virtual-path.js";
@@ -25,7 +26,7 @@ import { baseName, isWithin, normalizeVirtualPath, parentPath, suffixOf } from "
 export type Access = "read" | "write";
 
 /** Why a virtual path is refused (no fs consulted). */
-type Denial = "outside" | "readonly" | "protected" | "suffix";
+type Denial = "outside" | "readonly" | "protected" | "suffix" | "unapproved";
 
 /** A successful resolution. */
 export interface Resolved {
@@ -42,13 +43,25 @@ export class Policy {
   readonly table: MountTable;
   readonly read: readonly Area[];
   readonly write: readonly Area[];
+  /**
+   * Set on the sandbox one operation runs on under approvals: in the mounts
+   * that ask approval, only what that operation was approved for (see
+   * confinement.ts). Undefined everywhere else.
+   */
+  readonly confinement: Confinement | undefined;
   #readableRoots: string[] | undefined;
   #writableRoots: string[] | undefined;
 
-  constructor(table: MountTable, read: readonly Area[], write: readonly Area[]) {
+  constructor(
+    table: MountTable,
+    read: readonly Area[],
+    write: readonly Area[],
+    confinement?: Confinement,
+  ) {
     this.table = table;
     this.read = canonicalize(read);
     this.write = canonicalize(write);
+    this.confinement = confinement;
   }
 
   /** Virtual paths of the readable areas. */
@@ -136,6 +149,8 @@ export class Policy {
       if (m.readonly) return "readonly";
       if (this.table.isProtected(v)) return "protected";
     }
+    const c = this.confinement;
+    if (c !== undefined && !confinementAllows(c, m.target, v, access)) return "unapproved";
     if (checkSuffix && !this.table.suffixAllowed(m, v)) return "suffix";
     return undefined;
   }
@@ -183,6 +198,7 @@ export class Policy {
     if (v2 !== asked) {
       const d = this.deny(v2, access, checkSuffix);
       if (d !== undefined && !(d === "suffix" && isDirectory(real))) {
+        if (d === "unapproved") throw unapprovedError(asked, access, v2);
         if (d === "suffix")
           throw suffixNotAllowed(
             asked,
@@ -223,6 +239,8 @@ export class Policy {
         const m = this.table.lookup(v);
         return suffixNotAllowed(v, suffixOf(baseName(v)), m?.suffixes ?? []);
       }
+      case "unapproved":
+        return unapprovedError(v, access);
     }
   }
 

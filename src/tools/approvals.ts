@@ -27,6 +27,7 @@ export function withApprovals(
   defs: ToolDefinition[],
   sandbox: ToolSandbox,
   onApproval: OnApproval,
+  build: (sb: ToolSandbox) => ToolDefinition[],
 ): ToolDefinition[] {
   if (typeof onApproval !== "function")
     throw configError([{ path: ["onApproval"], message: "expected a function" }], "tool options");
@@ -53,22 +54,39 @@ export function withApprovals(
     // follow a link into a flagged area outside its folder asks for it.
     linksOut: "ask",
   });
+  // The tools over each sandbox a call was confined to (cached with it: the
+  // gate caches those per approval state, so the common call builds none).
+  const over = new WeakMap<Sandbox, Map<string, ToolDefinition>>([
+    [sandbox, new Map(defs.map((d) => [d.name, d]))],
+  ]);
+  const toolFor = (sb: Sandbox, name: string): ToolDefinition | undefined => {
+    let byName = over.get(sb);
+    if (byName === undefined) {
+      byName = new Map(build(sb).map((d) => [d.name, d]));
+      over.set(sb, byName);
+    }
+    return byName.get(name);
+  };
   return defs.map((def) => ({
     ...def,
     async execute(args, ctx) {
       const parsed = def.inputSchema.safeParse(args ?? {});
       // Invalid arguments: the tool itself explains them, and runs nothing.
-      if (parsed.success) {
-        const input = parsed.data as Record<string, unknown>;
-        try {
-          if (def.name === "shell") await gate.checkShell(def.name);
-          else await gate.check(toolTargets(def.name, input), def.name);
-        } catch (err) {
-          const path = typeof input.path === "string" ? input.path : undefined;
-          return formatError(def.name, path, err);
-        }
+      if (!parsed.success) return def.execute(args, ctx);
+      const input = parsed.data as Record<string, unknown>;
+      let run: Sandbox;
+      try {
+        run =
+          def.name === "shell"
+            ? await gate.checkShell(def.name)
+            : await gate.check(toolTargets(def.name, input), def.name);
+      } catch (err) {
+        const path = typeof input.path === "string" ? input.path : undefined;
+        return formatError(def.name, path, err);
       }
-      return def.execute(args, ctx);
+      // The call runs confined to what was approved for it: a link swapped
+      // after the check leads nowhere it was not approved for.
+      return (toolFor(run, def.name) ?? def).execute(args, ctx);
     },
   }));
 }

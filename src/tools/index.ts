@@ -80,16 +80,23 @@ export async function createToolDefinitions(
   // Only a caller's own list can be wrong; issues name its indexes.
   if (opts.tools) checkChoice(opts, [...opts.tools]);
   const wanted = new Set(opts.tools ?? defaultTools(env));
-  const out: ToolDefinition[] = [];
-  for (const name of TOOL_NAMES) {
-    if (!wanted.has(name)) continue;
-    const made = makeTool(env, name);
-    if (made) out.push(made);
-  }
+  // The same tools over another sandbox: under approvals, each call runs on
+  // the sandbox confined to what was approved for it.
+  const build = (sb: ToolSandbox): ToolDefinition[] => {
+    const e: ToolEnv = { ...env, sandbox: sb };
+    const out: ToolDefinition[] = [];
+    for (const name of TOOL_NAMES) {
+      if (!wanted.has(name)) continue;
+      const made = makeTool(e, name);
+      if (made) out.push(made);
+    }
+    return out;
+  };
+  const out = build(sandbox);
   if (opts.onApproval === undefined) return out;
   // Loaded only here: a thread's tool layer never needs it (the host asks).
   const { withApprovals } = await import("./approvals.js");
-  return withApprovals(out, sandbox, opts.onApproval);
+  return withApprovals(out, sandbox, opts.onApproval, build);
 }
 
 function defaultTools(env: ToolEnv): ToolName[] {
