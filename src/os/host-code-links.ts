@@ -30,12 +30,16 @@ import type { BindPlan } from "./bind-plan.js";
 const MAX_ENTRIES = 400_000;
 
 interface Linked {
+  /** `dev:ino`. */
+  key: string;
   nlink: number;
   dev: number;
   /** Distinct places found in the host's code. */
   paths: Set<string>;
   /** One of them, to hash for the store lookup. */
   sample: string;
+  /** The link count and number of places the last verdict was made with. */
+  checked?: { nlink: number; places: number; ok: boolean };
 }
 
 interface Index {
@@ -86,8 +90,25 @@ export function findLinkedHostDevices(): Set<number> {
   }
   const out = new Set<number>();
   if (ix.overBudget) for (const d of ix.devices) out.add(d);
-  for (const l of ix.linked.values()) if (!accountedFor(ix, l)) out.add(l.dev);
+  for (const l of ix.linked.values()) if (!checkLinks(ix, l)) out.add(l.dev);
   return out;
+}
+
+/**
+ * {@link accountedFor}, remembered while the file's link count and the
+ * places found stay the same (another project installing from the same
+ * store later raises the count: re-checked on every command, one `lstat`).
+ */
+function checkLinks(ix: Index, l: Linked): boolean {
+  const s = lstatSync(l.sample, { throwIfNoEntry: false });
+  // Gone or replaced (a reinstall): what it links to is no longer known.
+  const nlink = s && `${s.dev}:${s.ino}` === l.key ? s.nlink : Number.POSITIVE_INFINITY;
+  const c = l.checked;
+  if (c && c.nlink === nlink && c.places === l.paths.size) return c.ok;
+  l.nlink = nlink;
+  const ok = Number.isFinite(nlink) && accountedFor(ix, l);
+  l.checked = { nlink, places: l.paths.size, ok };
+  return ok;
 }
 
 /** True when every link of `l` is a place of the host's code. */
@@ -119,7 +140,7 @@ function noteFile(ix: Index, p: string, given?: import("node:fs").Stats): void {
   const key = `${s.dev}:${s.ino}`;
   let l = ix.linked.get(key);
   if (!l) {
-    l = { nlink: s.nlink, dev: s.dev, paths: new Set(), sample: p };
+    l = { key, nlink: s.nlink, dev: s.dev, paths: new Set(), sample: p };
     ix.linked.set(key, l);
   }
   l.paths.add(p);
