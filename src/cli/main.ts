@@ -64,6 +64,10 @@ Options:
   --open-files N               Open files per process (default 1024)
   --unsafe-allow-unconfined    DANGEROUS: if bubblewrap is unavailable, run the
                                command anyway with no file-system confinement
+  --allow-hard-linked-host-code
+                               DANGEROUS: run even though mountbox's own files are
+                               hard-linked to unknown places (a shared pnpm store)
+                               on a file system a writable folder reaches
   -h, --help                   Show this help
 
 Exit status: the command's own; ${EXIT_TIMEOUT} on timeout; ${EXIT_USAGE} on bad usage;
@@ -187,6 +191,7 @@ async function runExec(argv: readonly string[], io: CliIo): Promise<number> {
       env,
       maxOutputBytes: 256 * 1024 * 1024,
       unsafeAllowUnconfined: values["unsafe-allow-unconfined"] ?? false,
+      allowHardLinkedHostCode: values["allow-hard-linked-host-code"] ?? false,
       limits,
       // Writing to this process's own stdout and stderr: the command's
       // bytes and the order of its two streams arrive exactly.
@@ -258,6 +263,7 @@ function parseExecArgs(argv: readonly string[]) {
       "open-files": { type: "string" },
       "allow-unix-sockets": { type: "boolean" },
       "unsafe-allow-unconfined": { type: "boolean" },
+      "allow-hard-linked-host-code": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });

@@ -23,6 +23,7 @@ export interface CheckedCommandOptions {
   bwrapPath: string | undefined;
   limits: CheckedLimits;
   passThrough: boolean;
+  allowHardLinkedHostCode: boolean;
 }
 
 /**
@@ -44,6 +45,7 @@ export function checkCommandOptions(o: RunCommandOptions): CheckedCommandOptions
     "bwrapPath",
     "limits",
     "passThrough",
+    "allowHardLinkedHostCode",
   ]);
   for (const k of Object.keys(o))
     if (!known.has(k)) throw new TypeError(`runCommand: unknown option '${k}'`);
@@ -58,6 +60,7 @@ export function checkCommandOptions(o: RunCommandOptions): CheckedCommandOptions
     "allowUnixSockets",
     "unsafeAllowUnconfined",
     "passThrough",
+    "allowHardLinkedHostCode",
   ] as const) {
     if (o[k] !== undefined && typeof o[k] !== "boolean")
       throw new TypeError(`runCommand: ${k} must be a boolean`);
@@ -91,5 +94,6 @@ export function checkCommandOptions(o: RunCommandOptions): CheckedCommandOptions
     bwrapPath: o.bwrapPath,
     limits: checkLimits(o.limits),
     passThrough: o.passThrough ?? false,
+    allowHardLinkedHostCode: o.allowHardLinkedHostCode ?? false,
   };
 }

@@ -21,6 +21,7 @@ import {
   redactBwrapLines,
 } from "./command-notes.js";
 import { type CheckedCommandOptions, checkCommandOptions } from "./command-options.js";
+import { refuseLinkedHostCode } from "./host-code-links.js";
 import { runConfined } from "./launch.js";
 import type { CommandLimits } from "./limits.js";
 import { describeNestedRepos, findNestedRepos } from "./nested-repos.js";
@@ -88,6 +89,17 @@ export interface RunCommandOptions {
    * Default false.
    */
   passThrough?: boolean;
+  /**
+   * DANGEROUS. Run the command even though a file of the host's own code
+   * has a hard link the host does not know of, on a file system one of the
+   * command's writable folders reaches (a package store shared with another
+   * project, as pnpm does by default, `cp -al`, a hard-linking installer):
+   * the command could change that file in place, and with it what the host
+   * runs. Default false: `runCommand` throws {@link OsSandboxUnavailableError}
+   * instead. Turn on only when the host's code is installed by copy or no
+   * writable folder can hold such a link.
+   */
+  allowHardLinkedHostCode?: boolean;
 }
 
 /** What a command did. */
@@ -131,7 +143,9 @@ export interface CommandResult {
  * must still be the folders they were when the sandbox was created.
  *
  * @throws OsSandboxUnavailableError if bubblewrap is missing, untrusted, too
- *   old or cannot create namespaces (unless `unsafeAllowUnconfined`)
+ *   old or cannot create namespaces (unless `unsafeAllowUnconfined`), or a
+ *   writable folder reaches a file system where the host's code has hard
+ *   links the host does not know of (unless `allowHardLinkedHostCode`)
  * @throws IoError if a mount source was moved or replaced since the sandbox
  *   was created, a mount point cannot be made without following a link, or
  *   the sandbox's mount table (checked after bubblewrap's setup, before the
@@ -156,6 +170,7 @@ export async function runCommand(
     return runUnconfined(policy, command, opts, found.why);
   }
   const plan = planBinds(policy);
+  if (!opts.allowHardLinkedHostCode) refuseLinkedHostCode(plan);
   const startMs = Date.now();
   const raw = await runConfined(policy, plan, {
     bwrap: found.path,

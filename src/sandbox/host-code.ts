@@ -61,6 +61,9 @@ const PACKAGE_FILES = [
 /** Folders at each level that hold installed code. */
 const CODE_FOLDERS = ["node_modules", ".yarn"];
 
+/** What a pnpm store the host's packages are hard-linked from is called. */
+export const PACKAGE_STORE = "the host's package store";
+
 /** Most packages followed from the two manifests (a bound on the work per process). */
 const MAX_PACKAGES = 20_000;
 
@@ -123,6 +126,10 @@ function addLevels(
     if (found.levels.has(dir)) continue;
     found.levels.add(dir);
     for (const name of CODE_FOLDERS) add(join(dir, name), true, `the host's ${name}`);
+    // pnpm hard-links every installed file to its store: the store's copy
+    // is the host's code too (see `src/os/host-code-links.ts`).
+    const store = readStoreDir(join(dir, "node_modules"));
+    if (store !== undefined) add(store, true, PACKAGE_STORE);
     for (const name of PACKAGE_FILES) add(join(dir, name), false, `the host's ${name}`);
   }
 }
@@ -275,6 +282,18 @@ function readManifest(dir: string): Manifest | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The pnpm store a `node_modules` was installed from (`.modules.yaml`'s `storeDir`). */
+function readStoreDir(nm: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(join(nm, ".modules.yaml"), "utf8");
+  } catch {
+    return undefined;
+  }
+  const dir = /^storeDir:\s*['"]?([^'"\n]+?)['"]?\s*$/m.exec(text)?.[1];
+  return dir !== undefined && isAbsolute(dir) ? dir : undefined;
 }
 
 function real(p: string): string {

@@ -47,13 +47,7 @@ const SHOUT = {
  * `node_modules`, the source of every layout.
  */
 export function packAndInstall(dir: string): { tarball: string; modules: string } {
-  mkdirSync(dir, { recursive: true });
-  const out = execFileSync(NPM, ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], {
-    cwd: REPO,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  const tarball = join(dir, (JSON.parse(out) as { filename: string }[])[0]!.filename);
+  const tarball = packTarball(dir);
   const install = join(dir, "npm-install");
   writeFiles(install, { "package.json": '{"name":"install","private":true}' });
   execFileSync(
@@ -62,6 +56,40 @@ export function packAndInstall(dir: string): { tarball: string; modules: string 
     { cwd: install, stdio: "ignore" },
   );
   return { tarball, modules: join(install, "node_modules") };
+}
+
+/** Packs the repository (dist/ must be built) into `dir`; returns the tarball's path. */
+export function packTarball(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  const out = execFileSync(NPM, ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], {
+    cwd: REPO,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  return join(dir, (JSON.parse(out) as { filename: string }[])[0]!.filename);
+}
+
+/**
+ * Installs `specs` into `dir` with real pnpm 9 (through npx) from the store
+ * `store`: pnpm hard-links every installed file to the store.
+ */
+export function pnpmAdd(dir: string, store: string, specs: string[]): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "package.json"), '{"name":"p","private":true,"type":"module"}');
+  execFileSync(
+    process.platform === "win32" ? "npx.cmd" : "npx",
+    [
+      "--yes",
+      "pnpm@9",
+      "add",
+      "--store-dir",
+      store,
+      "--prefer-offline",
+      "--ignore-scripts",
+      ...specs,
+    ],
+    { cwd: dir, stdio: "ignore", timeout: 120_000 },
+  );
 }
 
 /**
