@@ -7,7 +7,7 @@
  * code locations are found from its entry script and its mountbox), with
  * the sandbox root on that folder (`root: "."`, as docs/runtime.md allows).
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, readlinkSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -203,6 +203,18 @@ function makeApp(name: string, files: Record<string, string>): string {
   return app;
 }
 
+const LINK_HOST = `
+import { createSandbox } from ${JSON.stringify(DIST)};
+const sb = createSandbox({ root: "ws" }, { basePath: process.cwd() });
+const attempt = (p) => p.then(() => "written", (e) => e.code + ": " + e.message);
+console.log(JSON.stringify({
+  moveAway: await attempt(sb.move("/app", "/old")),
+  removeLink: await attempt(sb.remove("/app")),
+  moveOver: await attempt(sb.move("/evl", "/app", { overwrite: true })),
+  ordinary: await attempt(sb.move("/notes/readme.md", "/notes/moved.md")),
+}));
+`;
+
 const IN_PROCESS_HOST = `
 import { createSandbox } from ${JSON.stringify(DIST)};
 const app = import.meta.dirname;
@@ -381,6 +393,32 @@ try {
   await host.close();
 }
 `;
+
+describe("a link on the way to the host's code cannot be moved or replaced", () => {
+  // The host is started as `node ws/app/host.mjs`, where ws/app is a link to
+  // the real app folder outside the sandbox (a deploy-style `current` link):
+  // moving the link away and another into its place would make the host's
+  // next start run what the new link leads to.
+  it("move and remove of the link, and a link moved into its place, are refused", () => {
+    const dir = join(base, "linked");
+    writeFiles(dir, {
+      "realapp/host.mjs": LINK_HOST,
+      "evil/host.mjs": HACK,
+      "ws/notes/readme.md": "the agent's own notes\n",
+    });
+    symlinkSync("../realapp", join(dir, "ws/app"));
+    symlinkSync("../evil", join(dir, "ws/evl"));
+    const out = parse(runNode("ws/app/host.mjs", dir));
+    expect(out.moveAway).toMatch(
+      /^path_not_writable: Cannot write to '\/app': it holds '\/app\/[^']+' \(the host's /,
+    );
+    expect(out.removeLink).toMatch(/^path_not_writable: .*it holds '\/app\//);
+    expect(out.moveOver).toMatch(/^path_not_writable: Cannot write to '\/app': it holds/);
+    expect(out.ordinary).toBe("written");
+    expect(readlinkSync(join(dir, "ws/app"))).toBe("../realapp");
+    expect(out.moveAway).not.toContain(dir);
+  });
+});
 
 describe("LLM text cannot write the host's dependencies", () => {
   it("an LLM worker's write_file and edit_file on them are refused; files unchanged", () => {

@@ -18,7 +18,7 @@ import {
   unlinkSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { alreadyExists, fileTooLarge, ioError, wrapFsError } from "../errors/index.js";
+import { alreadyExists, fileTooLarge, ioError, notWritable, wrapFsError } from "../errors/index.js";
 import { withFileLocks } from "./file-lock.js";
 import { capFor, readBytes } from "./io-read.js";
 import { ensureRealDir, writeFileWithoutLock } from "./io-write.js";
@@ -56,6 +56,18 @@ function checkNoMountInside(policy: Policy, v: string, real: string): void {
     if (isWithin(m.source, real))
       throw ioError("change", v, `it contains the folder mounted at '${m.target}'`);
   }
+}
+
+/**
+ * Refuses moving or removing `v`, or putting a moved entry at `v`, where a
+ * protected path lies below it: present or absent, a link or a folder, it
+ * must stay where it is (a link moved into its place would make it lead
+ * elsewhere — the host's next start would run what it leads to).
+ */
+function checkHoldsNoProtected(policy: Policy, v: string): void {
+  const entry = policy.table.protectedBelow(v);
+  if (entry !== undefined)
+    throw notWritable(v, policy.writableRoots, policy.table.holdingReason(entry));
 }
 
 /** Checks one entry for write access, at its lexical and its real location. */
@@ -149,6 +161,7 @@ async function removeWithoutLock(
     const st = lstatSync(real, { throwIfNoEntry: false });
     checkNoMountInside(policy, v, real);
     if (!st) throw policy.notFoundError(v);
+    checkHoldsNoProtected(policy, v);
     checkEntry(policy, v, real, st.isFile());
     if (!st.isDirectory()) {
       unlinkSync(real);
@@ -254,6 +267,8 @@ async function moveWithoutLock(
     const st = lstatSync(sReal, { throwIfNoEntry: false });
     checkNoMountInside(policy, src, sReal);
     if (!st) throw policy.notFoundError(src);
+    checkHoldsNoProtected(policy, src);
+    checkHoldsNoProtected(policy, dst);
     checkEntry(policy, src, sReal, st.isFile());
     const pace = startPace();
     if (st.isDirectory()) await checkSubtree(policy, src, sReal, pace);

@@ -190,6 +190,27 @@ export class MountTable {
     return false;
   }
 
+  /**
+   * The protected path strictly below `v`, if any (the shortest): moving or
+   * removing `v`, or putting a moved entry (a link, say) at `v`, would carry
+   * the protected place away or make it lead elsewhere — the file API's
+   * counterpart of the shell's pillar binds.
+   */
+  protectedBelow(v: string): string | undefined {
+    let found: string | undefined;
+    for (const p of this.#protectedPaths)
+      if (p !== v && isWithin(p, v) && (found === undefined || p.length < found.length)) found = p;
+    return found;
+  }
+
+  /** Why moving or removing `v` is refused: it holds the protected `entry` (for messages). */
+  holdingReason(entry: string): string {
+    const what = this.#hostCode.get(entry);
+    return what === undefined
+      ? `it holds a protected entry (${quotePath(entry)}) where writes are refused, which must stay where it is`
+      : `it holds ${quotePath(entry)} (${what}: code or packages the host process runs), which must stay where it is`;
+  }
+
   /** The protected entry that `v` falls under (the outermost path), for messages. */
   protectedEntryFor(v: string): string {
     let found: string | undefined;
