@@ -12,6 +12,7 @@
  */
 import { readdirSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { isAlive } from "../sandbox/temp-names.js";
 
 const swept = new Set<string>();
 const NAME = /^mountbox-(\d+)-[0-9a-f]{12}$/;
@@ -37,16 +38,6 @@ export function sweepDeadHostCgroups(parent: string): void {
     } catch {
       // not empty yet: a later host tries again
     }
-  }
-}
-
-function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -77,7 +77,7 @@ export function removeIfStale(real: string, name: string, now = Date.now()): boo
 }
 
 /** True if a process with this pid exists here (EPERM: it exists, owned by someone else). */
-function isAlive(pid: number): boolean {
+export function isAlive(pid: number): boolean {
   if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);
