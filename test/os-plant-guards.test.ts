@@ -35,6 +35,7 @@ import { pinBinds } from "../src/os/bind-fds.js";
 import { planBinds } from "../src/os/bind-plan.js";
 import { policyOf } from "../src/sandbox/sandbox.js";
 import { describeWithBwrap } from "./helpers/bwrap.js";
+import { makeRepoWithSubmodule as makeRepo, runHostGit } from "./helpers/host-git.js";
 
 const SEQ = resolve(import.meta.dirname, "fixtures/os/run-seq.mjs");
 const DIST = resolve(import.meta.dirname, "../dist/src/index.js");
@@ -62,11 +63,7 @@ afterEach(() => {
 
 /** The host's own git, as the host user would run it after the command. */
 function hostGit(cwd: string, ...args: string[]): void {
-  spawnSync(
-    "git",
-    ["-c", "safe.directory=*", "-c", "user.name=h", "-c", "user.email=h@h", ...args],
-    { cwd, stdio: "ignore", timeout: 20_000, env: { ...process.env, HOME: dir } },
-  );
+  runHostGit(dir, cwd, ...args);
 }
 
 /** A planted fsmonitor: leaves the marker if the host's git ever runs it. */
@@ -98,17 +95,7 @@ function runAsNobody(root: string, commands: string[]): Record<string, unknown>[
 
 /** A repository with one checked-out submodule `sub` (made by the host's git). */
 function makeRepoWithSubmodule(): string {
-  const ws = join(dir, "ws");
-  const src = join(dir, "subsrc");
-  mkdirSync(ws);
-  mkdirSync(src);
-  hostGit(src, "init", "-q");
-  hostGit(src, "commit", "-q", "--allow-empty", "-m", "s");
-  hostGit(ws, "init", "-q");
-  hostGit(ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "sub");
-  hostGit(ws, "commit", "-q", "-m", "add");
-  expect(existsSync(join(ws, "sub/.git"))).toBe(true);
-  return ws;
+  return makeRepo(dir);
 }
 
 describeWithBwrap("issue 19: nothing plantable for the host's git or the next load", () => {

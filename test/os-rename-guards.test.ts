@@ -32,6 +32,7 @@ import { planBinds } from "../src/os/bind-plan.js";
 import { expectMounts } from "../src/os/verify-mounts.js";
 import { policyOf } from "../src/sandbox/sandbox.js";
 import { describeWithBwrap } from "./helpers/bwrap.js";
+import { makeRepoWithSubmodule as makeRepo, runHostGit } from "./helpers/host-git.js";
 
 const SEQ = resolve(import.meta.dirname, "fixtures/os/run-seq.mjs");
 const DIST = resolve(import.meta.dirname, "../dist/src/index.js");
@@ -53,11 +54,7 @@ afterEach(() => {
 
 /** The host's own git, as the host user would run it after the command. */
 function hostGit(cwd: string, ...args: string[]): void {
-  spawnSync(
-    "git",
-    ["-c", "safe.directory=*", "-c", "user.name=h", "-c", "user.email=h@h", ...args],
-    { cwd, stdio: "ignore", timeout: 20_000, env: { ...process.env, HOME: dir } },
-  );
+  runHostGit(dir, cwd, ...args);
 }
 
 function chownAll(): void {
@@ -84,17 +81,7 @@ function runSeq(root: string, commands: string[], asNobody: boolean): Record<str
 
 /** A repository with one checked-out submodule `sub` (made by the host's git). */
 function makeRepoWithSubmodule(): string {
-  const ws = join(dir, "ws");
-  const src = join(dir, "subsrc");
-  mkdirSync(ws);
-  mkdirSync(src);
-  hostGit(src, "init", "-q");
-  hostGit(src, "commit", "-q", "--allow-empty", "-m", "s");
-  hostGit(ws, "init", "-q");
-  hostGit(ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", src, "sub");
-  hostGit(ws, "commit", "-q", "-m", "add");
-  expect(existsSync(join(ws, "sub/.git"))).toBe(true);
-  return ws;
+  return makeRepo(dir);
 }
 
 /** A host program inside the sandbox's root (`root: ".."`), as a user's app: its own code is protected. */
