@@ -10,6 +10,7 @@ import { readdirSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
+import { repairPrefixSiblings } from "./grant-siblings.js";
 import {
   collectPackages,
   compactGrants,
@@ -108,7 +109,7 @@ export function computeWorkerGrants(code: WorkerCode): string[] {
       `Cannot find the package${missing.length > 1 ? "s" : ""} ${missing.map((m) => `'${m}'`).join(", ")} from the worker module's folder. Install ${missing.length > 1 ? "them" : "it"} where the module can import ${missing.length > 1 ? "them" : "it"}, or remove ${missing.length > 1 ? "them" : "it"} from 'dependencies'.`,
     );
   for (const p of found) out.push(p.path, p.real);
-  return compactGrants(out);
+  return compactGrants(repairPrefixSiblings(compactGrants(out)));
 }
 
 /**
