@@ -66,7 +66,7 @@ beforeAll(() => {
     // climb out of the store)
     outside: {
       node_modules: storeSpec(
-        { away: { link: "../../../../../../elsewhere" } },
+        { away: { link: "../../../../../elsewhere" } },
         { "@s/away": "1" },
       ),
       elsewhere: { "package.json": pkg("@s/away") },

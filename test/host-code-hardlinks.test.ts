@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { assertBuilt } from "./conformance/thread.js";
 import { describeWithBwrap } from "./helpers/bwrap.js";
-import { packTarball, pnpmAdd, runNode, writeFiles } from "./helpers/packed.js";
+import { pnpmAdd } from "./helpers/clients.js";
+import { packTarball, runNode, writeFiles } from "./helpers/packed.js";
 import { makeTempDir, removeDir } from "./helpers/tree.js";
 
 // The host: a sandbox over `root` (writable), one command appending to `file`.

@@ -136,3 +136,13 @@ function checkLayout(client: Client, app: string): void {
       `${client} laid out ${app} unexpectedly: mountbox linked ${linked}, ai linked ${aiLinked}`,
     );
 }
+
+/**
+ * Installs `specs` into `dir` (an ESM app made here) with real pnpm from
+ * the store `store`: pnpm hard-links every installed file to the store.
+ */
+export function pnpmAdd(dir: string, store: string, specs: string[]): void {
+  ensureClients();
+  writeFiles(dir, { "package.json": '{"name":"p","private":true,"type":"module"}' });
+  run("pnpm", ["add", "--store-dir", store, "--prefer-offline", "--ignore-scripts", ...specs], dir);
+}

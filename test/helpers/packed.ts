@@ -2,15 +2,16 @@
  * The package as users install it: `npm pack`, the tarball installed into
  * temp apps in the layouts users have — npm's (real folders), `npm link` /
  * an installed folder (a link to a package with its own node_modules), a
- * pnpm-style store (every package a link into `.pnpm/<name>@<v>/node_modules`,
+ * real pnpm install (every package a link into `.pnpm/<name>@<v>/node_modules`,
  * its dependencies links beside it) and an npm workspace (hoisted to the
- * monorepo's root). Hosts run as child processes of the Node running the
+ * monorepo's root). test/real-installs.test.ts installs with every real client. Hosts run as child processes of the Node running the
  * tests, from any working folder.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { pnpmAdd } from "./clients.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
@@ -70,29 +71,6 @@ export function packTarball(dir: string): string {
 }
 
 /**
- * Installs `specs` into `dir` with real pnpm 9 (through npx) from the store
- * `store`: pnpm hard-links every installed file to the store.
- */
-export function pnpmAdd(dir: string, store: string, specs: string[]): void {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "package.json"), '{"name":"p","private":true,"type":"module"}');
-  execFileSync(
-    process.platform === "win32" ? "npx.cmd" : "npx",
-    [
-      "--yes",
-      "pnpm@9",
-      "add",
-      "--store-dir",
-      store,
-      "--prefer-offline",
-      "--ignore-scripts",
-      ...specs,
-    ],
-    { cwd: dir, stdio: "ignore", timeout: 120_000 },
-  );
-}
-
-/**
  * Lays out an app in `appDir` whose `node_modules` reaches mountbox (and
  * its dependencies) and `greet` (with `shout`) the way `layout` does.
  * Returns the folder to put the app's own files in.
@@ -128,18 +106,20 @@ export function layOut(layout: Layout, base: string, modules: string): string {
     writeFiles(join(greet, "node_modules", "shout"), SHOUT);
     link(greet, join(nm, "greet"));
   } else {
-    // pnpm: node_modules/<name> → .pnpm/<name>@<v>/node_modules/<name>,
-    // whose dependencies are links beside it.
-    const store = join(nm, ".pnpm");
-    const entry = (name: string) => join(store, `${name}@1.0.0`, "node_modules", name);
-    for (const p of packages) cpSync(join(modules, p), entry(p), { recursive: true });
-    for (const p of packages.filter((n) => n !== "mountbox"))
-      link(entry(p), join(dirname(entry("mountbox")), p));
-    writeFiles(entry("greet"), GREET);
-    writeFiles(entry("shout"), SHOUT);
-    link(entry("shout"), join(dirname(entry("greet")), "shout"));
-    link(entry("mountbox"), join(nm, "mountbox"));
-    link(entry("greet"), join(nm, "greet"));
+    // Real pnpm: its store, every package a link into .pnpm, dependencies
+    // linked beside each; greet and shout come from folders.
+    const src = join(base, "pnpm-src");
+    writeFiles(join(src, "shout"), SHOUT);
+    writeFiles(join(src, "greet"), {
+      ...GREET,
+      "package.json": JSON.stringify({
+        ...JSON.parse(GREET["package.json"]),
+        dependencies: { shout: "file:../shout" },
+      }),
+    });
+    const pack = join(modules, "..", "..");
+    const tarball = readdirSync(pack).find((n) => n.endsWith(".tgz"))!;
+    pnpmAdd(app, join(base, "pnpm-store"), [join(pack, tarball), `file:${join(src, "greet")}`]);
   }
   return app;
 }
