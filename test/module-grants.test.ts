@@ -37,6 +37,10 @@ beforeAll(() => {
           },
         },
         "b@1": { node_modules: { "@s": { b: { "package.json": pkg("@s/b") } } } },
+        // pnpm hoists every package here: what a package imports without
+        // declaring it is found from its folder, not from the app's
+        node_modules: { phantom: { link: "../phantom@1/node_modules/phantom" } },
+        "phantom@1": { node_modules: { phantom: { "package.json": pkg("phantom") } } },
       },
     },
   });
@@ -69,6 +73,14 @@ describe("finding packages", () => {
       ["@s/b", "/app/store/a@1/node_modules/@s/b"],
     ]);
     expect(found[1]?.real).toBe(join(dir, "app", "store", "b@1", "node_modules", "@s", "b"));
+  });
+
+  it("finds a declared package that only a found package's folder can see", () => {
+    // the thread refused a package's undeclared import and said "add 'phantom'"
+    const { found, missing } = collectPackages(["a", "phantom"], join(dir, "app", "workers"));
+    expect(missing).toEqual([]);
+    expect(found.map((p) => p.name)).toEqual(["a", "@s/b", "phantom"]);
+    expect(found.at(-1)?.path).toBe(join(dir, "app", "store", "node_modules", "phantom"));
   });
 
   it("reports a declared package that is not installed", () => {

@@ -87,7 +87,10 @@ export function findSelfReference(name: string, fromDir: string): string | undef
  * Package `names` as found from `fromDir`, plus — recursively — the packages
  * they depend on (`dependencies`, `optionalDependencies`,
  * `peerDependencies`), each looked up from its importer's real folder as
- * Node does. A name that cannot be found is reported in `missing`; a
+ * Node does. A declared name the module's folder cannot see is looked up
+ * from the folders of the packages found (a package's undeclared import,
+ * which the thread's refusal tells the user to declare). A declared name
+ * that cannot be found at all is reported in `missing`; a
  * dependency of a dependency that is not installed is skipped (optional and
  * peer dependencies often are not).
  */
@@ -103,11 +106,25 @@ export function collectPackages(
     from: fromDir,
     declared: true,
   }));
-  while (queue.length > 0 && found.length < MAX_PACKAGES) {
-    const next = queue.shift()!;
+  const unfound: string[] = [];
+  while (found.length < MAX_PACKAGES) {
+    const next = queue.shift();
+    if (!next) {
+      // A declared package the module's folder cannot see may be one a
+      // package imports without declaring it, found from that package's
+      // folder (pnpm hoists every package into node_modules/.pnpm/
+      // node_modules): the advice "add it to 'dependencies'" must work there.
+      for (const name of unfound.splice(0)) {
+        const from = found.find((p) => findPackage(name, p.real))?.real;
+        if (from) queue.push({ name, from, declared: false });
+        else missing.push(name);
+      }
+      if (queue.length === 0) break;
+      continue;
+    }
     const loc = findPackage(next.name, next.from);
     if (!loc) {
-      if (next.declared) missing.push(next.name);
+      if (next.declared) unfound.push(next.name);
       continue;
     }
     const key = `${loc.path}\0${loc.real}`;
@@ -122,6 +139,7 @@ export function collectPackages(
         if (toPackageName(dep) === dep) queue.push({ name: dep, from: loc.real, declared: false });
     }
   }
+  missing.push(...unfound);
   return { found, missing };
 }
 
