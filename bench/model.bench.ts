@@ -57,7 +57,7 @@ async function measure(
       return serveModelCall({
         kind,
         options,
-        model: { name: "mock", model },
+        model: { name: "mock", model, maxRetries: 0 },
         signal: controller.signal,
         onDone: () => {},
       });

@@ -654,7 +654,9 @@ describe("models at createHost", () => {
     await expect(err).rejects.toThrow(/'shell' needs 'shell: true' → at workers\.b\.tools\[0\]/);
     await expect(err).rejects.toThrow(/'call_worker' needs 'delegates'/);
     await expect(err).rejects.toThrow(/unknown tool 'nope'/);
-    await expect(err).rejects.toThrow(/expected an AI SDK language model .* → at models\.bad/);
+    await expect(err).rejects.toThrow(
+      /a language model of specification 'v1' \(AI SDK 5 or older\) is not supported: .* → at models\.bad/,
+    );
   });
 
   it("takes a provider (registry): 'key:id' calls its languageModel(id)", async () => {
@@ -748,9 +750,12 @@ describe("doStream through a real port", () => {
         serveModelCall({
           kind,
           options,
-          model: { name: "m", model },
+          model: { name: "m", model, maxRetries: 0 },
           signal: new AbortController().signal,
-          onDone: (info) => calls.push(`${kind}:${info.finishReason}:${info.outputTokens}`),
+          onDone: (info) =>
+            calls.push(
+              info.status === "ok" ? `${kind}:${info.finishReason}:${info.outputTokens}` : "error",
+            ),
         }),
     });
     const client = createSandboxClient(port2);

@@ -51,7 +51,7 @@ async function send(options: unknown): Promise<{ error?: string; calls: unknown[
       serveModelCall({
         kind,
         options: o,
-        model: { name: "m", model },
+        model: { name: "m", model, maxRetries: 0 },
         signal: new AbortController().signal,
         onDone: () => {},
       }),

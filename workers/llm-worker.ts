@@ -3,12 +3,13 @@
  * worker module of every agent whose worker has `instructions` and no
  * `module`, with an {@link LlmWorkerInput} built from the worker's spec.
  *
- * It runs the AI SDK's tool loop in the agent's thread: the model is a proxy
+ * It runs the AI SDK's tool loop in the agent's thread (`generateText`, or
+ * `streamText` for a worker with `stream: true`): the model is a proxy
  * whose calls cross the port (the host holds the real one), and the tools
  * are the tool layer's over `ctx.sandbox`, `call_worker` bound to
  * `ctx.delegate` and `shell` to `ctx.runCommand`.
  */
-import { generateText, stepCountIs } from "ai";
+import { generateText, stepCountIs, streamText } from "ai";
 import { createSandboxTools } from "../src/ai-sdk/index.js";
 import type { LlmWorkerInput } from "../src/port/protocol.js";
 import type { ToolName, ToolOptions } from "../src/tools/index.js";
@@ -31,15 +32,36 @@ export default defineWorker(async (raw: unknown, ctx: WorkerContext) => {
     opts.runCommand = (command, o) =>
       ctx.runCommand(command, o.timeoutMs === undefined ? undefined : { timeoutMs: o.timeoutMs });
   const tools = await createSandboxTools(ctx.sandbox, opts);
-  const result = await generateText({
+  const settings = {
     model: createProxyModel(call),
     system: cfg.instructions,
     prompt: typeof cfg.input === "string" ? cfg.input : (JSON.stringify(cfg.input) ?? ""),
     tools,
     stopWhen: stepCountIs(cfg.maxSteps ?? DEFAULT_MAX_STEPS),
     abortSignal: ctx.signal,
-    // A retry would resend to the host's model; the host's provider decides on retries.
+    // Retries are the host's job: it retries a failed call of its model
+    // (createHost's `modelRetries`, the AI SDK's policy) where the provider
+    // answers. A retry here would send the call again through the port and
+    // multiply the host's.
     maxRetries: 0,
+  };
+  if (!cfg.stream) return (await generateText(settings)).text;
+  // Streaming: the host reads the model's stream and reports its text as
+  // it arrives. streamText hands an error to onError (and would log it);
+  // the first one is the agent's failure, as generateText would throw it.
+  let failure: { error: unknown } | undefined;
+  const result = streamText({
+    ...settings,
+    onError: ({ error }) => {
+      failure ??= { error };
+    },
   });
-  return result.text;
+  let text: string;
+  try {
+    text = await result.text;
+  } catch (err) {
+    throw failure ? failure.error : err;
+  }
+  if (failure) throw failure.error;
+  return text;
 });

@@ -86,11 +86,19 @@ function describeFailure(worker: string, err: unknown): SandboxError {
     : err.reason === "threw" && cause instanceof Error
       ? `Worker '${worker}' failed: ${cause instanceof SandboxError ? "" : `${cause.name}: `}${cause.message}`
       : err.message.replace(/^The agent('s)?/, `Worker '${worker}'$1`);
+  // A failed model call (here or in a callee) keeps what the provider said.
+  const own = err.statusCode !== undefined || err.isRetryable !== undefined;
+  const model = !own && cause instanceof AgentThreadError ? cause : err;
+  const info = {
+    ...(model.statusCode !== undefined ? { statusCode: model.statusCode } : {}),
+    ...(model.isRetryable !== undefined ? { isRetryable: model.isRetryable } : {}),
+  };
   // The cause's text comes from the worker: no raw control characters.
   return new AgentThreadError(
     err.reason,
     escapeControl(message),
     { stdout: err.stdout, stderr: err.stderr },
     cause,
+    info,
   );
 }

@@ -6,8 +6,8 @@
  */
 import { DelegationRefusedError, escapeControl } from "../errors/index.js";
 import type { EventHub } from "../host/event-hub.js";
-import type { WorkerSpec } from "../host/host-types.js";
-import { serveModelCall } from "../models/model-calls.js";
+import type { HostEvent, WorkerSpec } from "../host/host-types.js";
+import { type ModelCallInfo, serveModelCall } from "../models/model-calls.js";
 import type { ToolCallTracker } from "../models/tool-call-tracker.js";
 import type { WorkerModel } from "../models/worker-models.js";
 import { runCommand } from "../os/run-command.js";
@@ -34,13 +34,16 @@ export function buildLlmInput(
     input,
   };
   if (spec.maxSteps !== undefined) out.maxSteps = spec.maxSteps;
+  if (spec.stream === true) out.stream = true;
   if (spec.tools !== undefined) out.toolNames = [...spec.tools];
   return out;
 }
 
 /**
  * Serves one model call of an LLM agent with the model of its worker's
- * spec (the thread never names one), and reports it.
+ * spec (the thread never names one), and reports it: a `model_call` event
+ * whether it succeeded or failed, `model_text` events as a streamed
+ * answer's text arrives.
  */
 export async function serveAgentModelCall(
   hub: EventHub,
@@ -51,26 +54,64 @@ export async function serveAgentModelCall(
   options: Record<string, unknown>,
 ): Promise<unknown> {
   tracker.observePrompt(options.prompt);
+  const name = escapeControl(model.name);
   const result = (await serveModelCall({
     kind,
     options,
     model,
     signal: agent.controller.signal,
-    onDone: (info) =>
+    ...(agent.deadline ? { deadlineAt: agent.deadline.at } : {}),
+    onDone: (info) => hub.emit(modelCallEvent(agent, name, info)),
+    onText: (textKind, delta) =>
       hub.emit({
-        type: "model_call",
+        type: "model_text",
         agentId: agent.id,
         worker: agent.worker,
-        model: escapeControl(model.name),
-        ...(info.inputTokens !== undefined ? { inputTokens: info.inputTokens } : {}),
-        ...(info.outputTokens !== undefined ? { outputTokens: info.outputTokens } : {}),
-        finishReason: info.finishReason,
-        durationMs: Math.round(info.ms * 1000) / 1000,
+        model: name,
+        kind: textKind,
+        delta: escapeText(delta),
         time: Date.now(),
       }),
   })) as { content?: unknown; parts?: unknown };
   tracker.observeAnswer(kind === "generate" ? result.content : result.parts);
   return result;
+}
+
+/** The `model_call` event of a finished or failed call. */
+function modelCallEvent(agent: Agent, model: string, info: ModelCallInfo): HostEvent {
+  const common = {
+    type: "model_call" as const,
+    agentId: agent.id,
+    worker: agent.worker,
+    model,
+    status: info.status,
+    attempts: info.attempts,
+    durationMs: Math.round(info.ms * 1000) / 1000,
+    time: Date.now(),
+  };
+  if (info.status === "error")
+    return {
+      ...common,
+      finishReason: "error",
+      errorCode: info.errorCode,
+      ...(info.statusCode !== undefined ? { statusCode: info.statusCode } : {}),
+      isRetryable: info.isRetryable,
+    };
+  return {
+    ...common,
+    ...(info.inputTokens !== undefined ? { inputTokens: info.inputTokens } : {}),
+    ...(info.outputTokens !== undefined ? { outputTokens: info.outputTokens } : {}),
+    finishReason: info.finishReason,
+  };
+}
+
+/**
+ * A model's text for an event: newlines and tabs kept (a live view shows
+ * lines), every other control or invisible character escaped (the text may
+ * echo what a hostile file told the model, terminal escapes included).
+ */
+function escapeText(text: string): string {
+  return text.replace(/[^\n\t]+/g, escapeControl);
 }
 
 /** Serves `ctx.runCommand` for workers with `shell: true`, within the agent's deadline. */

@@ -56,6 +56,7 @@ const workerFileSchema = z.strictObject({
   model: z.string().min(1, "a model cannot be empty").optional(),
   tools: z.array(z.string(), { error: "expected a list of tool names" }).optional(),
   max_steps: positiveInt("model steps").optional(),
+  stream: z.boolean({ error: "expected true or false" }).optional(),
   // Seed 002 put instructions in the frontmatter; the body is the usual place.
   instructions: z.string().optional(),
 });
@@ -161,6 +162,7 @@ export function parseWorkerEntry(
     spec.maxOldGenerationSizeMb = data.max_old_generation_size_mb;
   if (data.shell !== undefined) spec.shell = data.shell;
   if (data.max_steps !== undefined) spec.maxSteps = data.max_steps;
+  if (data.stream !== undefined) spec.stream = data.stream;
   // The host uses `model` and `tools` for LLM workers only; a code worker's
   // stay in its definition.
   const llm = spec.module === undefined;

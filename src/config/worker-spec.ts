@@ -40,6 +40,11 @@ export interface WorkerSpec {
   tools?: string[];
   /** LLM worker: most model steps of its tool loop. Default 20. */
   maxSteps?: number;
+  /**
+   * LLM worker: run its loop streaming (`streamText`), so its model's text
+   * arrives as `model_text` events while each step runs. Default false.
+   */
+  stream?: boolean;
   /** Let the agent run shell commands (`ctx.runCommand`, the `shell` tool) under OS enforcement. Default false. */
   shell?: boolean;
   /** One line for humans and models. */

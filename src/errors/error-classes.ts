@@ -43,6 +43,10 @@ export interface SerializedSandboxError {
   path?: string;
   issues?: ConfigIssue[];
   reason?: AgentFailure;
+  /** {@link AgentThreadError} of a failed model call: the provider's HTTP status. */
+  statusCode?: number;
+  /** {@link AgentThreadError} of a failed model call: whether trying again later may work. */
+  isRetryable?: boolean;
 }
 
 /** Base class of every mountbox error. Catch this to catch them all. */
@@ -88,10 +92,18 @@ export class SandboxError extends Error {
       const reason = AGENT_FAILURES.has(obj.reason as AgentFailure)
         ? (obj.reason as AgentFailure)
         : "threw";
-      return new AgentThreadError(reason, message, { stdout: "", stderr: "" });
+      return new AgentThreadError(reason, message, { stdout: "", stderr: "" }, undefined, {
+        ...(isStatusCode(obj.statusCode) ? { statusCode: obj.statusCode } : {}),
+        ...(typeof obj.isRetryable === "boolean" ? { isRetryable: obj.isRetryable } : {}),
+      });
     }
     return new (Ctor as new (m: string, p?: string) => SandboxError)(message, path);
   }
+}
+
+/** An HTTP status a provider could answer with. */
+function isStatusCode(v: unknown): v is number {
+  return typeof v === "number" && Number.isInteger(v) && v >= 100 && v <= 599;
 }
 
 function isConfigIssue(v: unknown): v is ConfigIssue {
@@ -201,10 +213,20 @@ const AGENT_FAILURES = new Set<AgentFailure>([
   "not_runnable",
 ]);
 
+/** What a failed model call tells about itself (see {@link AgentThreadError}). */
+export interface ModelFailureInfo {
+  /** The provider's HTTP status, when it answered. */
+  statusCode?: number;
+  /** Whether trying again later may work (the provider's own verdict: 408, 409, 429, 5xx, no answer). */
+  isRetryable?: boolean;
+}
+
 /**
  * An agent (a worker run in its own thread) failed. Its thread was
  * terminated; the host and other agents go on. `cause` holds the worker's own
  * error when it threw; `stdout`/`stderr` what it printed (host side only).
+ * When the failure was its model's, `statusCode` and `isRetryable` say what
+ * the provider answered (they cross threads with the error).
  */
 export class AgentThreadError extends SandboxError {
   /** What went wrong. */
@@ -213,20 +235,30 @@ export class AgentThreadError extends SandboxError {
   readonly stdout: string;
   /** Captured stderr up to the failure (not sent across threads). */
   readonly stderr: string;
+  /** A failed model call: the provider's HTTP status, when it answered. */
+  readonly statusCode?: number;
+  /** A failed model call: whether trying again later may work. */
+  readonly isRetryable?: boolean;
   constructor(
     reason: AgentFailure,
     message: string,
     out: { stdout: string; stderr: string } = { stdout: "", stderr: "" },
     cause?: unknown,
+    model?: ModelFailureInfo,
   ) {
     super("agent_failed", message);
     if (cause !== undefined) this.cause = cause;
     this.reason = reason;
     this.stdout = out.stdout;
     this.stderr = out.stderr;
+    if (model?.statusCode !== undefined) this.statusCode = model.statusCode;
+    if (model?.isRetryable !== undefined) this.isRetryable = model.isRetryable;
   }
   override toJSON(): SerializedSandboxError {
-    return { ...super.toJSON(), reason: this.reason };
+    const out: SerializedSandboxError = { ...super.toJSON(), reason: this.reason };
+    if (this.statusCode !== undefined) out.statusCode = this.statusCode;
+    if (this.isRetryable !== undefined) out.isRetryable = this.isRetryable;
+    return out;
   }
 }
 

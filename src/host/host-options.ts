@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import type { OnApproval } from "../approvals/approval-types.js";
 import type { WorkerSpec } from "../config/worker-spec.js";
 import { type ConfigIssue, configError } from "../errors/index.js";
+import { DEFAULT_MODEL_RETRIES } from "../models/model-retries.js";
 import { isLlmWorker, resolveWorkerModels, type WorkerModel } from "../models/worker-models.js";
 import { Sandbox } from "../sandbox/sandbox.js";
 import { isPathLike } from "../threads/module-grants.js";
@@ -28,6 +29,7 @@ const HOST_KEYS = [
   "onEvent",
   "name",
   "models",
+  "modelRetries",
   "onApproval",
   "auditLog",
   "dynamic",
@@ -49,6 +51,7 @@ const SPEC_KEYS = [
   "model",
   "tools",
   "maxSteps",
+  "stream",
   "shell",
 ];
 
@@ -98,7 +101,14 @@ export function checkHostOptions(options: HostOptions): CheckedHostOptions {
     auditLog: undefined,
     dynamic: undefined,
   };
-  out.models = resolveWorkerModels(options.models, out.workers, issues);
+  const modelRetries = checkCount(
+    options.modelRetries,
+    DEFAULT_MODEL_RETRIES,
+    "modelRetries",
+    0,
+    issues,
+  );
+  out.models = resolveWorkerModels(options.models, out.workers, issues, modelRetries);
   checkApprovalOptions(options, out, issues);
   if ([...out.workers.values()].some(isLlmWorker)) {
     try {
@@ -232,7 +242,7 @@ function checkWorkers(
   return out;
 }
 
-/** Checks the LLM keys of a spec: `instructions`, `model`, `maxSteps`, `tools`. */
+/** Checks the LLM keys of a spec: `instructions`, `model`, `maxSteps`, `stream`, `tools`. */
 function checkLlmKeys(spec: WorkerSpec, at: (string | number)[], issues: ConfigIssue[]): void {
   if (spec.instructions !== undefined && typeof spec.instructions !== "string")
     issues.push({ path: [...at, "instructions"], message: "expected a string" });
@@ -241,6 +251,8 @@ function checkLlmKeys(spec: WorkerSpec, at: (string | number)[], issues: ConfigI
   const steps = spec.maxSteps;
   if (steps !== undefined && (typeof steps !== "number" || !Number.isInteger(steps) || steps < 1))
     issues.push({ path: [...at, "maxSteps"], message: "expected a positive integer" });
+  if (spec.stream !== undefined && typeof spec.stream !== "boolean")
+    issues.push({ path: [...at, "stream"], message: "expected a boolean" });
   if (spec.tools === undefined) return;
   if (!Array.isArray(spec.tools) || !spec.tools.every((t) => typeof t === "string")) {
     issues.push({ path: [...at, "tools"], message: "expected a list of tool names" });

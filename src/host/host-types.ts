@@ -43,12 +43,21 @@ export interface HostOptions {
   /** Program name (from program.yaml), for events and messages. */
   name?: string;
   /**
-   * The models LLM workers may use, by name: AI SDK language models, or
-   * providers / provider registries (a worker's `model: "key:id"` calls
-   * `models[key].languageModel(id)`). Held by the host: threads reach them
-   * only through the port and never hold a key.
+   * The models LLM workers may use, by name: AI SDK language models of
+   * AI SDK 6 or 7 (`specificationVersion` "v3" or "v4", middleware-wrapped
+   * ones too), or providers (`createOpenAI()`, …) / provider registries (a
+   * worker's `model: "key:id"` calls `models[key].languageModel(id)`). Held
+   * by the host: threads reach them only through the port and never hold a
+   * key.
    */
   models?: ModelsOption;
+  /**
+   * Retries of a model call that failed with an error its provider marks
+   * retryable (429, 5xx, no answer, …), made by the host with the AI SDK's
+   * backoff (2 s, 4 s, …, or what `retry-after` asks). Default 2, as the AI
+   * SDK's `maxRetries`; 0 turns them off.
+   */
+  modelRetries?: number;
   /**
    * Decides approvals (`read_approval`/`write_approval` areas, shell
    * commands there, dynamic expansion). Absent → every such request is
@@ -81,18 +90,23 @@ export interface DynamicOption {
 }
 
 /**
- * An AI SDK language model (`LanguageModelV3` from `@ai-sdk/provider`),
- * structurally: mountbox does not need `ai` for its types.
+ * An AI SDK language model (`LanguageModelV3` of AI SDK 6 or
+ * `LanguageModelV4` of AI SDK 7, from `@ai-sdk/provider`), structurally:
+ * mountbox does not need `ai` for its types.
  */
 export interface LanguageModelLike {
-  readonly specificationVersion: "v3";
+  readonly specificationVersion: "v3" | "v4";
   readonly provider: string;
   readonly modelId: string;
   doGenerate(options: never): PromiseLike<unknown>;
   doStream(options: never): PromiseLike<unknown>;
 }
 
-/** A provider or provider registry: anything with `languageModel(id)`. */
+/**
+ * A provider or provider registry: anything with `languageModel(id)` — the
+ * function `createOpenAI()` / `createOpenAICompatible()` return, an object,
+ * `createProviderRegistry(…)`.
+ */
 export interface LanguageModelProviderLike {
   languageModel(id: string): unknown;
 }
@@ -143,17 +157,46 @@ export type HostEvent =
       time: number;
     }
   | {
-      /** One model call of an LLM agent, made by the host. */
+      /** One model call of an LLM agent, made by the host (its retries included). */
       type: "model_call";
       agentId: string;
       worker: string;
       /** The worker's `model` name. */
       model: string;
+      /** `ok`, or `error` when the call failed (after its retries). */
+      status: "ok" | "error";
+      /** Attempts made: 1, plus the retries. */
+      attempts: number;
       inputTokens?: number;
       outputTokens?: number;
-      /** `stop`, `tool-calls`, `length`, … (the SDK's unified reason). */
+      /** `stop`, `tool-calls`, `length`, … (the SDK's unified reason); `error` for a failed call. */
       finishReason: string;
+      /**
+       * A failed call: why — `auth_failed`, `rate_limited`, `bad_request`,
+       * `provider_error`, `network_error`, `invalid_response`, `timeout`,
+       * `aborted` (the agent was stopped) or `failed`.
+       */
+      errorCode?: string;
+      /** A failed call: the provider's HTTP status, when it answered. */
+      statusCode?: number;
+      /** A failed call: whether trying again later may work. */
+      isRetryable?: boolean;
       durationMs: number;
+      time: number;
+    }
+  | {
+      /**
+       * Text of an LLM agent's model as it streams in (workers with
+       * `stream: true`), one piece at a time: `text`, or `reasoning` for
+       * the model's reasoning. Control characters other than newlines and
+       * tabs are escaped.
+       */
+      type: "model_text";
+      agentId: string;
+      worker: string;
+      model: string;
+      kind: "text" | "reasoning";
+      delta: string;
       time: number;
     }
   | {

@@ -123,6 +123,8 @@ export interface RunCommandReply {
 export interface LlmWorkerInput {
   instructions: string;
   maxSteps?: number;
+  /** True when the loop streams (`stream: true`): the host shows the text as it comes. */
+  stream?: boolean;
   /** Tool names the worker asked for; absent → the tool layer's default. */
   toolNames?: string[];
   /** Workers `call_worker` may call (its delegates), with their descriptions. */
