@@ -13,6 +13,7 @@
 import { realpathSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { AgentRunner, usesSpare } from "../agents/agent-runner.js";
+import { checkWorkerSandboxes } from "../agents/worker-sandbox-check.js";
 import { computeCeiling } from "../approvals/expansion.js";
 import { GrantBook, type SuggestedSandbox } from "../approvals/suggested-sandbox.js";
 import {
@@ -100,6 +101,16 @@ export async function createHost(options: HostOptions): Promise<Host> {
   }
   if (issues.length > 0) throw configError(issues);
   const root = protectCode(given, options.sandbox, basePath, [...grantsOf.values()].flat());
+  // A worker `sandbox` key that some caller can never satisfy fails here,
+  // naming the worker, the path and the key, instead of deep in a run.
+  const unsatisfiable = checkWorkerSandboxes(root, workers, maxDepth);
+  if (unsatisfiable.length > 0)
+    throw configError(
+      unsatisfiable.map((i) => ({
+        path: ["workers", i.worker, "sandbox", ...i.key],
+        message: i.message,
+      })),
+    );
   if (typeof checked.auditLog === "string") checkAuditOutside(root, checked.auditLog);
   // Spares serve workers with the default heap and no network, each only
   // workers with exactly its grants.
@@ -274,7 +285,7 @@ function checkAuditOutside(root: Sandbox, file: string): void {
 
 /**
  * Opens the audit log now, so a bad path fails `createHost`.
- * @throws ConfigError naming the option (never the host path)
+ * @throws ConfigError naming the option and the file (a setup error, thrown to the host's own code)
  */
 function openAuditOrThrow(
   target: string | import("node:stream").Writable,
@@ -286,7 +297,7 @@ function openAuditOrThrow(
     throw configError([
       {
         path: ["auditLog"],
-        message: `the audit log cannot be opened (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+        message: `the audit log cannot be opened (${(err as NodeJS.ErrnoException).code ?? "error"})${typeof target === "string" ? `: '${escapeControl(target)}'` : ""}`,
       },
     ]);
   }
