@@ -4,8 +4,9 @@
  * compiled with `tsc --noEmit` under `strict` and `skipLibCheck: false`
  * (every `.d.ts` of mountbox checked, not skipped): "mountbox",
  * "mountbox/worker" and "mountbox/ai-sdk"; a typed host in TypeScript and
- * one in plain JavaScript (JSDoc, `checkJs`), each with lines that must be
- * type errors (`@ts-expect-error`: an unused one fails the compile).
+ * the docs' one in plain JavaScript (JSDoc, `checkJs`; it also runs), each
+ * with lines that must be type errors (`@ts-expect-error`: an unused one
+ * fails the compile).
  *
  * With `ai` 6, `skipLibCheck: false` also checks `ai`'s own types, whose
  * `@ai-sdk/provider` imports `json-schema` without types; TypeScript asks
@@ -20,11 +21,12 @@
  * the versions are the ones this repository builds with.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { cpSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt } from "./conformance/thread.js";
+import { readAllDocs } from "./helpers/docs.js";
 import { packTarball, writeFiles } from "./helpers/packed.js";
 import { makeTempDir, removeDir } from "./helpers/tree.js";
 
@@ -88,26 +90,35 @@ export async function run(): Promise<number> {
 `,
 };
 
-/** The same in plain JavaScript, typed with JSDoc. */
-const JS_FILES = {
-  "js/workers/count.js": `import { defineWorker } from "mountbox/worker";
-export default defineWorker(
-  /** @param {{ text: string }} input */
-  async (input) => ({ words: input.text.split(" ").length }),
-);
-`,
-  "js/host.js": `import { createHost } from "mountbox";
-/** @typedef {{ count: typeof import("./workers/count.js") }} Workers */
-/** @type {import("mountbox").Host<Workers>} */
-const host = await createHost({ workers: { count: { module: "./workers/count.js" } } });
-/** @type {{ words: number }} */
-const out = await host.run("count", { text: "a b" });
-// @ts-expect-error: no worker 'cuont'
-await host.run("cuont", { text: "" });
-// @ts-expect-error: count's input has 'text'
-await host.run("count", { txt: "" });
-console.log(out.words);
-await host.close();
+/** The docs' typed host in plain JavaScript (JSDoc), as the example files are. */
+const EXAMPLE = fileURLToPath(new URL("../examples/readme/typed", import.meta.url));
+const EXAMPLE_FILES = ["host.js", "workers/main.js", "workers/analyzer.js"];
+
+/** Misuses of that example's types, each of which must be a type error. */
+const JS_MISUSE = {
+  "typed/misuse.js": `/** @typedef {{ main: typeof import("./workers/main.js"), analyzer: typeof import("./workers/analyzer.js") }} Workers */
+/** @param {import("mountbox").Host<Workers>} host */
+export async function runs(host) {
+  // @ts-expect-error: no worker 'mian'
+  await host.run("mian", { path: "/a" });
+  // @ts-expect-error: main's input has 'path'
+  await host.run("main", { file: "/x" });
+  // @ts-expect-error: main needs its input
+  await host.run("main");
+  /** @type {{ words: number }} */
+  const r = await host.run("analyzer", { text: "a" });
+  return r;
+}
+/** @param {import("mountbox/worker").WorkerContext<{ analyzer: typeof import("./workers/analyzer.js") }>} ctx */
+export async function delegates(ctx) {
+  // @ts-expect-error: analyzer's input has 'text'
+  await ctx.delegate("analyzer", { txt: "" });
+  // @ts-expect-error: 'main' is not among its delegates
+  await ctx.delegate("main", { path: "/a" });
+  /** @type {{ words: number }} */
+  const r = await ctx.delegate("analyzer", { text: "a" });
+  return r;
+}
 `,
 };
 
@@ -135,8 +146,10 @@ function install(name: string, packages: string[]): string {
     "package.json": JSON.stringify({ name, private: true, type: "module" }),
     "tsconfig.json": TSCONFIG,
     ...TS_FILES,
-    ...JS_FILES,
+    ...JS_MISUSE,
   });
+  cpSync(EXAMPLE, join(app, "typed"), { recursive: true });
+  cpSync(join(EXAMPLE, "..", "project"), join(app, "project"), { recursive: true });
   execFileSync(
     NPM,
     [
@@ -175,6 +188,10 @@ function tscFlags(): string[] {
 }
 
 describe("the published types compile with skipLibCheck: false", () => {
+  it.each(EXAMPLE_FILES)("the docs show examples/readme/typed/%s exactly as the file is", (f) => {
+    expect(readAllDocs()).toContain(readFileSync(join(EXAMPLE, f), "utf8").trim());
+  });
+
   it("with ai installed: mountbox, mountbox/worker, mountbox/ai-sdk, typed hosts in TS and JS", () => {
     const app = install("with-ai", [
       pinned("typescript"),
@@ -185,6 +202,17 @@ describe("the published types compile with skipLibCheck: false", () => {
     ]);
     writeFiles(app, AI_SDK_FILE);
     expect(tsc(app)).toEqual({ status: 0, out: "" });
+    // The docs' typed host runs as written, from the app.
+    const run = spawnSync(
+      process.execPath,
+      [`--disable-warning=MOUNTBOX_NETWORK_UNENFORCED`, "typed/host.js"],
+      { cwd: app, encoding: "utf8", timeout: 60_000, env: { ...process.env, NODE_OPTIONS: "" } },
+    );
+    expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toEqual({
+      status: 0,
+      stdout: "/src/a.ts: 9 words\n",
+      stderr: "",
+    });
   }, 600_000);
 
   it("without ai: mountbox and mountbox/worker compile; mountbox/ai-sdk names 'ai'", () => {
