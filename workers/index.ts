@@ -54,9 +54,9 @@ export type {
 
 /**
  * What a worker function receives besides its input. `Delegates` maps the
- * workers it may call to their types (`{ analyzer: typeof
- * import("./analyzer.js") }`), which types `delegate` by name; without it
- * any name is accepted and results are `unknown`.
+ * workers it may call to their types (each one's module type, see
+ * `worker-types.ts`), which types `delegate` by name; without it any name
+ * is accepted and results are `unknown`.
  */
 export interface WorkerContext<Delegates extends object = UntypedWorkers> {
   /** The agent's sandbox, served by the host over a message port. */
@@ -115,8 +115,8 @@ export const WORKER_BRAND: unique symbol = Symbol.for("mountbox.worker") as neve
 
 /**
  * A worker definition, as returned by {@link defineWorker}. Its type is what
- * a host's worker map names (`typeof import("./main.js")` holds it as
- * `default`): input `I`, result `O`.
+ * a host's worker map names (a module's type holds it as `default`): input
+ * `I`, result `O`.
  */
 export interface DefinedWorker<I = unknown, O = unknown, D extends object = UntypedWorkers> {
   readonly [WORKER_BRAND]: true;
@@ -130,8 +130,8 @@ export interface DefinedWorker<I = unknown, O = unknown, D extends object = Unty
  *
  * Types: `defineWorker<In, Out>(…)`, or annotate the function's parameters
  * (`async (input: In, ctx: WorkerContext<Delegates>) => …`) and the types are
- * inferred. A host typed with this module (`createHost<{ main: typeof
- * import("./main.js") }>`) then checks `host.run("main", input)`.
+ * inferred. A host whose worker map names this module's type then checks
+ * `host.run(name, input)` (see `worker-types.ts`).
  */
 export function defineWorker<I = unknown, O = unknown, D extends object = UntypedWorkers>(
   fn: WorkerFunction<I, O, D>,

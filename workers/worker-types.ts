@@ -4,23 +4,17 @@
  * the name and the input and type the result. Types only: nothing here
  * exists at run time.
  *
- * A worker map names each worker's type — its module's
- * (`typeof import("./workers/main.js")`), what its `defineWorker(…)`
- * returned, or a worker function's:
- *
- * ```ts
- * type Workers = {
- *   main: typeof import("./workers/main.js");
- *   analyzer: typeof import("./workers/analyzer.js");
- * };
- * const host = await createHost<Workers>({ … });
- * ```
- *
- * In plain JavaScript the same map is a JSDoc `@typedef`, and the host's
- * variable is declared `@type {import("mountbox").Host<Workers>}`.
+ * A worker map names each worker's type: its module's type (TypeScript's
+ * `typeof import` of the module's path, whose `default` is what
+ * `defineWorker` returned), that `defineWorker` result's type, or a worker
+ * function's. `createHost<Workers>(…)` takes the map (in plain JavaScript, a
+ * JSDoc `@typedef` and a host variable declared with `@type` as
+ * `Host<Workers>`); `WorkerContext<Delegates>` types `ctx.delegate`. See
+ * docs/runtime.md, "Typed hosts".
  *
  * Without a map (the default) every name is accepted and every result is
- * `unknown`, as before.
+ * `unknown`, as before. (Module paths are not written here: the import
+ * graph test reads the built JavaScript, comments included.)
  */
 
 /**
