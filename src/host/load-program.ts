@@ -186,7 +186,12 @@ async function listWorkerFiles(basePath: string): Promise<string[]> {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return [];
     throw configError(
-      [{ path: [], message: `the workers folder cannot be read (${code ?? "unknown error"})` }],
+      [
+        {
+          path: [],
+          message: `the workers folder cannot be read (${code ?? "unknown error"}): '${escapeControl(join(basePath, "workers"))}'`,
+        },
+      ],
       "workers/",
     );
   }
