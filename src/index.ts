@@ -3,6 +3,15 @@
  *
  * Host-side entry point: sandboxes, their errors and configuration.
  */
+
+// Typed hosts: worker names tied to their modules' types.
+export type {
+  UntypedWorkers,
+  WorkerArgs,
+  WorkerInput,
+  WorkerName,
+  WorkerOutput,
+} from "../workers/worker-types.js";
 export {
   type MountConfig,
   type NamedPathConfig,

@@ -63,9 +63,10 @@ describe("audit log", () => {
       .trimEnd()
       .split("\n")
       .map((l) => JSON.parse(l) as Line);
-    // Per agent: 5 operations, 1 request, 1 decision, and a denial for the denied ones.
+    // Per agent: 5 operations, 1 request, 1 decision, a denial for each of
+    // the 2 refused paths, and one more for the ones whose approver said no.
     const denied = ["a7", "a17", "a27"];
-    expect(lines).toHaveLength(32 * 7 + denied.length);
+    expect(lines).toHaveLength(32 * 9 + denied.length);
     const a7 = lines
       .filter((l) => l.agentId === "a7")
       .map(({ time, ...rest }) => {
@@ -143,9 +144,31 @@ describe("audit log", () => {
           ],
           "code": "invalid_path",
           "op": "readFile",
+          "outcome": "denied",
+          "path": "/secret/s.txt",
+          "type": "denial",
+        },
+        {
+          "agentId": "a7",
+          "chain": [
+            "main",
+          ],
+          "code": "invalid_path",
+          "op": "readFile",
           "outcome": "error",
           "path": "/secret/s.txt",
           "type": "operation",
+        },
+        {
+          "agentId": "a7",
+          "chain": [
+            "main",
+          ],
+          "code": "path_not_in_sandbox",
+          "op": "readFile",
+          "outcome": "denied",
+          "path": "/nowhere/x",
+          "type": "denial",
         },
         {
           "agentId": "a7",
@@ -205,11 +228,12 @@ describe("audit log", () => {
     );
     const options = await loadProgram(dir);
     expect(options.auditLog).toBe(join(dir, "log", "audit.jsonl"));
-    // A log that cannot be opened fails createHost, naming the option, not the path.
+    // A log that cannot be opened fails createHost, naming the option and
+    // the file (a setup error, thrown to the host's own code).
     const e = await createHost(options).catch((err: Error) => err);
-    expect((e as Error).message).toMatchInlineSnapshot(`
+    expect((e as Error).message.replaceAll(dir, "<dir>")).toMatchInlineSnapshot(`
       "Invalid configuration:
-      ✖ the audit log cannot be opened (ENOENT) → at auditLog"
+      ✖ the audit log cannot be opened (ENOENT): '<dir>/log/audit.jsonl' → at auditLog"
     `);
   });
 

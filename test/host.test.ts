@@ -539,7 +539,9 @@ describe("limits, events and close", () => {
   it("validates its options at the edge", async () => {
     await expect(
       createHost({ workers: { a: { module: "missing.js" } }, basePath: base }),
-    ).rejects.toThrow(/no module at 'missing.js'/);
+    ).rejects.toThrow(
+      `no module at '${join(base, "missing.js")}' ('missing.js' resolved against basePath '${base}')`,
+    );
     await expect(hostWith({ a: { module: fx("echo.js"), delegates: ["ghost"] } })).rejects.toThrow(
       /no worker named 'ghost'/,
     );

@@ -25,8 +25,13 @@ function makeProgram(files: TreeSpec): string {
 
 const JS = "export default {};\n";
 
-/** Loads a program that must fail; returns the message, checked to hold no host path. */
-async function loadError(files: TreeSpec): Promise<string> {
+/**
+ * Loads a program that must fail; returns the message, checked to hold no
+ * host path — or, with `hostPaths` (a setup error naming a missing file or
+ * folder for the host's developer, issue 20), with the program folder shown
+ * as `<dir>`.
+ */
+async function loadError(files: TreeSpec, opts: { hostPaths?: boolean } = {}): Promise<string> {
   const dir = makeProgram(files);
   let caught: unknown;
   try {
@@ -37,6 +42,10 @@ async function loadError(files: TreeSpec): Promise<string> {
   expect(caught).toBeInstanceOf(ConfigError);
   const err = caught as ConfigError;
   expect(err.code).toBe("invalid_config");
+  if (opts.hostPaths) {
+    expect(err.message).toContain(dir);
+    return err.message.replaceAll(dir, "<dir>");
+  }
   expect(err.message).not.toContain(dir);
   expect(JSON.stringify(err.issues)).not.toContain(dir);
   expect(err.stack ?? "").not.toContain(dir);
@@ -127,7 +136,8 @@ sandbox:
     docs: { root: ./docs, mode: rw, max_file_bytes: 500 }
     data: { root: ./data }
 workers:
-  main: { module: "main.js", sandbox: { restrict: "docs", allow_read: ["docs/a", "data:raw", "/data/x"], allow_write: "docs:out" } }
+  main: { module: "main.js", sandbox: { restrict: "docs", allow_read: ["docs/a", "docs:raw", "/docs/x"], allow_write: "docs:out" } }
+  other: { module: "main.js", sandbox: { allow_read: ["data:raw", "/data/x"] } }
 `,
       "main.js": JS,
       docs: {},
@@ -146,9 +156,13 @@ workers:
           module: join(dir, "main.js"),
           sandbox: {
             restrict: "/docs",
-            allowRead: ["/docs/a", "/data/raw", "/data/x"],
+            allowRead: ["/docs/a", "/docs/raw", "/docs/x"],
             allowWrite: "/docs/out",
           },
+        },
+        other: {
+          module: join(dir, "main.js"),
+          sandbox: { allowRead: ["/data/raw", "/data/x"] },
         },
       },
     });
@@ -236,9 +250,9 @@ workers:
 
 describe("loadProgram: bad program.yaml", () => {
   it("missing program.yaml", async () => {
-    expect(await loadError({ "other.yaml": "" })).toMatchInlineSnapshot(`
+    expect(await loadError({ "other.yaml": "" }, { hostPaths: true })).toMatchInlineSnapshot(`
       "Invalid configuration in program.yaml:
-      ✖ program.yaml was not found in the program folder (loadProgram(dir) reads dir/program.yaml)"
+      ✖ program.yaml was not found in the program folder '<dir>' (loadProgram(dir) reads dir/program.yaml)"
     `);
   });
 
@@ -325,13 +339,16 @@ workers:
 
   it("a sandbox folder that does not exist", async () => {
     expect(
-      await loadError({
-        "program.yaml": "sandbox: { root: ./missing, mounts: ['./gone:/gone'] }\n",
-      }),
+      await loadError(
+        {
+          "program.yaml": "sandbox: { root: ./missing, mounts: ['./gone:/gone'] }\n",
+        },
+        { hostPaths: true },
+      ),
     ).toMatchInlineSnapshot(`
       "Invalid configuration in program.yaml:
-      ✖ the folder for '/' does not exist (relative paths are resolved against basePath) → at sandbox.root
-      ✖ the folder for '/gone' does not exist (relative paths are resolved against basePath) → at sandbox.mounts[0].source"
+      ✖ the folder for '/' does not exist: '<dir>/missing' ('./missing' resolved against basePath '<dir>') → at sandbox.root
+      ✖ the folder for '/gone' does not exist: '<dir>/gone' ('./gone' resolved against basePath '<dir>') → at sandbox.mounts[0].source"
     `);
   });
 
@@ -384,22 +401,25 @@ workers:
 
   it("missing module file, missing module key, module that is a folder", async () => {
     expect(
-      await loadError({
-        "program.yaml": `
+      await loadError(
+        {
+          "program.yaml": `
 workers:
   a: { module: ./workers/nope.js }
   b: { description: no module }
   c: { module: ./lib }
   d: { module: ${JSON.stringify(join("/nonexistent-mountbox", "x.js"))} }
 `,
-        lib: {},
-      }),
+          lib: {},
+        },
+        { hostPaths: true },
+      ),
     ).toMatchInlineSnapshot(`
       "Invalid configuration in program.yaml:
-      ✖ the module file './workers/nope.js' does not exist (module paths are relative to the program folder) → at workers.a.module
+      ✖ the module file './workers/nope.js' does not exist: '<dir>/workers/nope.js' (relative to the program folder) → at workers.a.module
       ✖ a worker in program.yaml is a code worker and needs 'module' (LLM workers go in workers/<name>.worker) → at workers.b.module
       ✖ the module file './lib' is not a file → at workers.c.module
-      ✖ the module file does not exist (module paths are relative to the program folder) → at workers.d.module"
+      ✖ the module file does not exist: '/nonexistent-mountbox/x.js' → at workers.d.module"
     `);
   });
 
@@ -538,14 +558,17 @@ describe("loadProgram: bad .worker files", () => {
 
   it("missing module and unknown delegate in a .worker file", async () => {
     expect(
-      await loadError({
-        "program.yaml": "",
-        "workers/a.worker": "---\nmodule: ./a.js\ndelegates: [b]\n---\n",
-      }),
+      await loadError(
+        {
+          "program.yaml": "",
+          "workers/a.worker": "---\nmodule: ./a.js\ndelegates: [b]\n---\n",
+        },
+        { hostPaths: true },
+      ),
     ).toMatchInlineSnapshot(`
       "Invalid configuration in workers/a.worker:
       ✖ no worker named 'b' (workers: a) → at delegates[0]
-      ✖ the module file './a.js' does not exist (module paths are relative to the program folder) → at module"
+      ✖ the module file './a.js' does not exist: '<dir>/a.js' (relative to the program folder) → at module"
     `);
   });
 

@@ -13,6 +13,7 @@
  */
 import type { Attachment, LogLevel, RunCommandReply } from "../src/port/protocol.js";
 import type { WorkerSandbox } from "./sandbox-client.js";
+import type { UntypedWorkers, WorkerArgs, WorkerName, WorkerOutput } from "./worker-types.js";
 
 export {
   AgentThreadError,
@@ -43,9 +44,21 @@ export type {
   SandboxDescription,
   WorkerSandbox,
 } from "./sandbox-client.js";
+export type {
+  UntypedWorkers,
+  WorkerArgs,
+  WorkerInput,
+  WorkerName,
+  WorkerOutput,
+} from "./worker-types.js";
 
-/** What a worker function receives besides its input. */
-export interface WorkerContext {
+/**
+ * What a worker function receives besides its input. `Delegates` maps the
+ * workers it may call to their types (each one's module type, see
+ * `worker-types.ts`), which types `delegate` by name; without it any name
+ * is accepted and results are `unknown`.
+ */
+export interface WorkerContext<Delegates extends object = UntypedWorkers> {
   /** The agent's sandbox, served by the host over a message port. */
   readonly sandbox: WorkerSandbox;
   /** Aborted when the host cancels this agent (timeout, caller's signal). */
@@ -58,9 +71,14 @@ export interface WorkerContext {
    * Runs another worker (one listed in this worker's `delegates`) in its own
    * thread, with a sandbox derived from this one, and resolves with its
    * result. Rejects with `DelegationRefusedError`,
-   * `SandboxPermissionEscalationError` or `AgentThreadError`.
+   * `SandboxPermissionEscalationError` or `AgentThreadError`. With a typed
+   * `Delegates` map, an unknown name or a wrong input is a type error and
+   * the result has the callee's result type.
    */
-  delegate(worker: string, input?: unknown, opts?: DelegateOptions): Promise<unknown>;
+  delegate<N extends WorkerName<Delegates>>(
+    worker: N,
+    ...args: WorkerArgs<Delegates[N], DelegateOptions>
+  ): Promise<WorkerOutput<Delegates[N]>>;
   /**
    * Runs `bash -c command` under the host's OS enforcement (bubblewrap) over
    * this agent's sandbox, its files under the working folder at their
@@ -86,29 +104,38 @@ export interface DelegateOptions {
   timeoutMs?: number;
 }
 
-/** The function a worker module defines. */
-export type WorkerFunction<I = unknown, O = unknown> = (
+/** The function a worker module defines; `D` types its `ctx.delegate` (see {@link WorkerContext}). */
+export type WorkerFunction<I = unknown, O = unknown, D extends object = UntypedWorkers> = (
   input: I,
-  ctx: WorkerContext,
+  ctx: WorkerContext<D>,
 ) => O | Promise<O>;
 
 /** Marks a worker module's default export (a registry symbol, so copies agree). */
 export const WORKER_BRAND: unique symbol = Symbol.for("mountbox.worker") as never;
 
-/** A worker definition, as returned by {@link defineWorker}. */
-export interface DefinedWorker<I = unknown, O = unknown> {
+/**
+ * A worker definition, as returned by {@link defineWorker}. Its type is what
+ * a host's worker map names (a module's type holds it as `default`): input
+ * `I`, result `O`.
+ */
+export interface DefinedWorker<I = unknown, O = unknown, D extends object = UntypedWorkers> {
   readonly [WORKER_BRAND]: true;
-  readonly run: WorkerFunction<I, O>;
+  readonly run: WorkerFunction<I, O, D>;
 }
 
 /**
  * Defines the worker a module exports as its default. The function runs once,
  * in a fresh thread, with the agent's input and a {@link WorkerContext}; what
  * it returns (structured-cloneable) is the agent's result.
+ *
+ * Types: `defineWorker<In, Out>(…)`, or annotate the function's parameters
+ * (`async (input: In, ctx: WorkerContext<Delegates>) => …`) and the types are
+ * inferred. A host whose worker map names this module's type then checks
+ * `host.run(name, input)` (see `worker-types.ts`).
  */
-export function defineWorker<I = unknown, O = unknown>(
-  fn: WorkerFunction<I, O>,
-): DefinedWorker<I, O> {
+export function defineWorker<I = unknown, O = unknown, D extends object = UntypedWorkers>(
+  fn: WorkerFunction<I, O, D>,
+): DefinedWorker<I, O, D> {
   if (typeof fn !== "function") throw new TypeError("defineWorker expects a function");
   return Object.freeze({ [WORKER_BRAND]: true as const, run: fn });
 }

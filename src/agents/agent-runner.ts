@@ -215,6 +215,7 @@ export class AgentRunner {
           agent,
           "delegate",
           delegate(this.#delegation, agent, name, childInput, callOpts),
+          name,
         ),
       onRunCommand: (command, request) =>
         auditWhenSettled(agent, "runCommand", serveAgentCommand(agent, command, request)),

@@ -92,14 +92,18 @@ async function readGatedAttachments(
   const gate = caller.gate;
   if (!gate || !paths || paths.length === 0) return readAttachments(caller, paths);
   const audit = (err: unknown) => {
-    for (const p of paths)
+    const refused = err instanceof SandboxError ? err : undefined;
+    for (const p of paths) {
+      const v = toVirtualOrUndefined(caller.sandbox, p);
+      // Every attachment's line says the read failed; the denial is the
+      // refused path's alone (or every one's, when the error names none).
+      const mine = refused && (refused.path === undefined || refused.path === (v ?? p));
       gate.audit(
         "readAttachment",
-        toVirtualOrUndefined(caller.sandbox, p),
-        err === undefined
-          ? undefined
-          : { code: err instanceof SandboxError ? err.code : "io_error" },
+        v,
+        err === undefined ? undefined : mine ? refused : { code: refused?.code ?? "io_error" },
       );
+    }
   };
   try {
     const sandbox = await gate.check(paths.flatMap((p) => portTargets("readFile", [p])));

@@ -1,9 +1,11 @@
 /**
  * What an agent's operations leave behind: an `operation` event for each
  * (and a `denial` event when the sandbox refused it), and a line in the
- * audit log through the agent's gate — virtual paths only.
+ * audit log through the agent's gate (and a `denial` line when refused) —
+ * virtual paths only.
  */
 import { escapeControl, SandboxError, shortenMiddle } from "../errors/index.js";
+import { REFUSAL_CODES } from "../host/audit-log.js";
 import type { EventHub } from "../host/event-hub.js";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
 import type { Agent } from "./agent.js";
@@ -69,19 +71,26 @@ export function reportOperation(
  * the agent never gets the answer). The agent's run waits for it (see
  * `PortServer.close`), so the line is in before the run ends.
  */
-export function auditWhenSettled<T>(agent: Agent, op: string, work: Promise<T>): Promise<T> {
+export function auditWhenSettled<T>(
+  agent: Agent,
+  op: string,
+  work: Promise<T>,
+  /** The worker a `delegate` called, as asked (a hostile thread's text: cut to 100 characters). */
+  callee?: string,
+): Promise<T> {
   const gate = agent.gate;
   if (!gate) return work;
   const signal = agent.controller.signal;
+  const who = callee === undefined ? undefined : shortenMiddle(String(callee), 100);
   return work.then(
     (v) => {
-      if (signal.aborted) gate.audit(op, undefined, undefined, true);
-      else gate.audit(op, undefined, undefined);
+      gate.audit(op, undefined, undefined, signal.aborted, who);
       return v;
     },
     (err: unknown) => {
-      const code = err instanceof SandboxError ? err.code : "io_error";
-      gate.audit(op, undefined, { code }, signal.aborted);
+      // The error itself (a refusal the gate already logged is known by it).
+      const error = err instanceof SandboxError ? err : { code: "io_error" };
+      gate.audit(op, undefined, error, signal.aborted, who);
       throw err;
     },
   );
@@ -96,13 +105,7 @@ export function toVirtualOrUndefined(sandbox: Sandbox, path: string): string | u
   }
 }
 
+/** A refusal (the audit log's `denial` lines use the same codes). */
 function isDenial(e: SandboxError): boolean {
-  return (
-    e.code === "path_not_in_sandbox" ||
-    e.code === "path_not_writable" ||
-    e.code === "suffix_not_allowed" ||
-    e.code === "file_too_large" ||
-    e.code === "invalid_path" ||
-    e.code === "approval_denied"
-  );
+  return REFUSAL_CODES.has(e.code);
 }

@@ -6,8 +6,8 @@
  * the approver sees), keeps the agent's session decisions, and widens its
  * sandbox by the expansions granted.
  */
-import { ApprovalDeniedError, escapeControl } from "../errors/index.js";
-import type { AuditLog } from "../host/audit-log.js";
+import { ApprovalDeniedError, escapeControl, SandboxError } from "../errors/index.js";
+import { type AuditLog, REFUSAL_CODES } from "../host/audit-log.js";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
 import { isWithin, parentPath } from "../sandbox/virtual-path.js";
 import {
@@ -82,6 +82,8 @@ export class AgentGate {
   readonly #runs = new RunSandboxes();
   /** This agent's line to the approver. */
   readonly #approver: ApproverQueue;
+  /** Refusals whose `denial` line this gate wrote (the operation's report adds none). */
+  readonly #denials = new WeakSet<object>();
 
   constructor(opts: GateOptions) {
     this.#o = opts;
@@ -223,8 +225,11 @@ export class AgentGate {
   }
 
   /**
-   * Writes the audit line of a finished operation. `path` is virtual (the
-   * caller normalized it, or left it out); the error contributes its code.
+   * Writes the audit line of a finished operation — after a `denial` line
+   * when `error` is the refusal itself (a SandboxError with a refusal code;
+   * a plain `{ code }` only reports the outcome), unless this gate's
+   * approver refused it and wrote that line already. `path` is virtual (the
+   * caller normalized it, or left it out).
    */
   audit(
     op: string,
@@ -232,13 +237,28 @@ export class AgentGate {
     error: { code: string } | undefined,
     /** It did not complete because the agent stopped (outcome `aborted`). */
     aborted = false,
+    /** The worker a `delegate` called. */
+    callee?: string,
   ): void {
-    this.#o.audit?.write({
-      type: "operation",
+    const log = this.#o.audit;
+    if (!log) return;
+    const common = {
       agentId: this.#o.agentId,
       chain: this.#o.chain,
       op,
+      ...(callee === undefined ? {} : { callee }),
       ...(path === undefined ? {} : { path }),
+    };
+    if (
+      error instanceof SandboxError &&
+      !aborted &&
+      REFUSAL_CODES.has(error.code) &&
+      !this.#denials.has(error)
+    )
+      log.write({ type: "denial", ...common, outcome: "denied", code: error.code });
+    log.write({
+      type: "operation",
+      ...common,
       outcome: aborted ? "aborted" : error ? "error" : "ok",
       ...(error ? { code: error.code } : {}),
     });
@@ -284,6 +304,7 @@ export class AgentGate {
       message,
       operation === "shell" ? undefined : escapeControl(errorPath),
     );
+    this.#denials.add(err);
     this.#audit({
       type: "denial",
       op: operation,

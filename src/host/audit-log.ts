@@ -1,7 +1,8 @@
 /**
  * The audit log (issue 13): one JSON line per operation, approval request,
- * decision, grant and denial. Lines hold virtual paths and codes only —
- * never host paths or file contents.
+ * decision, grant and denial (one per refused operation, issue 20). Lines
+ * hold virtual paths, worker names and codes only — never host paths or file
+ * contents.
  *
  * One writer per host: every line is written whole, in one call, by this
  * object, so concurrent agents never interleave. A failed write is never
@@ -31,10 +32,35 @@ import {
 import type { Writable } from "node:stream";
 import { escapeControl } from "../errors/index.js";
 
+/** The types of audit line, in the order the docs list them. */
+export const AUDIT_LINE_TYPES = [
+  "operation",
+  "approval_request",
+  "approval_decision",
+  "grant",
+  "denial",
+] as const;
+
+/**
+ * Error codes of a refused operation: the sandbox, an approver or the
+ * host's rules said no (each gets a `denial` line beside its `operation`
+ * line). Failures that are not refusals (`not_found`, `io_error`, …) do not.
+ */
+export const REFUSAL_CODES: ReadonlySet<string> = new Set([
+  "path_not_in_sandbox",
+  "path_not_writable",
+  "suffix_not_allowed",
+  "file_too_large",
+  "invalid_path",
+  "approval_denied",
+  "permission_escalation",
+  "delegation_refused",
+]);
+
 /** One audit line, before `time` is added. */
 export interface AuditEntry {
   /** What happened. */
-  type: "operation" | "approval_request" | "approval_decision" | "grant" | "denial";
+  type: (typeof AUDIT_LINE_TYPES)[number];
   agentId: string;
   /** Worker names from the top-level agent down to this one. */
   chain: readonly string[];
@@ -42,6 +68,8 @@ export interface AuditEntry {
   op: string;
   /** The tool, when the call came through the in-process tool layer. */
   tool?: string;
+  /** The worker a `delegate` operation called (as asked; control characters escaped). */
+  callee?: string;
   /** Virtual path (control characters escaped). */
   path?: string;
   /** `read` or `write`, for an expansion. */
@@ -174,6 +202,7 @@ function toLine(e: AuditEntry): Record<string, unknown> {
     chain: e.chain.map((w) => escapeControl(w)),
     op: e.op,
   };
+  if (e.callee !== undefined) out.callee = escapeControl(e.callee);
   if (e.tool !== undefined) out.tool = e.tool;
   if (e.path !== undefined) out.path = escapeControl(e.path);
   if (e.access !== undefined) out.access = e.access;

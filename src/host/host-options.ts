@@ -9,7 +9,7 @@ import type { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import type { OnApproval } from "../approvals/approval-types.js";
 import type { WorkerSpec } from "../config/worker-spec.js";
-import { type ConfigIssue, configError } from "../errors/index.js";
+import { type ConfigIssue, configError, escapeControl } from "../errors/index.js";
 import { DEFAULT_MODEL_RETRIES } from "../models/model-retries.js";
 import { isLlmWorker, resolveWorkerModels, type WorkerModel } from "../models/worker-models.js";
 import { Sandbox } from "../sandbox/sandbox.js";
@@ -293,10 +293,7 @@ function checkModule(
       ? module
       : resolve(basePath, module);
   if (!existsSync(p)) {
-    issues.push({
-      path: at,
-      message: `no module at '${module}' (relative paths are resolved against basePath)`,
-    });
+    issues.push({ path: at, message: `no module at ${describeHostPath(module, p, basePath)}` });
     return undefined;
   }
   if (TS_MODULE.test(p) && !canStripTypes()) {
@@ -332,10 +329,26 @@ function checkDependencies(
       return;
     }
     const p = d.startsWith("file:") ? fileURLToPath(d) : resolve(basePath, d);
-    if (!existsSync(p)) issues.push({ path: [...at, i], message: `no file or folder at '${d}'` });
+    if (!existsSync(p))
+      issues.push({
+        path: [...at, i],
+        message: `no file or folder at ${describeHostPath(d, p, basePath)}`,
+      });
     else out.push(realpathSync(p));
   });
   return out;
+}
+
+/**
+ * A host path for a setup error (thrown to the host's own code, whose
+ * developer needs it): where it was looked for and, for a relative path,
+ * what it was resolved against.
+ */
+function describeHostPath(written: string, resolved: string, basePath: string): string {
+  const at = `'${escapeControl(resolved)}'`;
+  return written.startsWith("file:") || isAbsolute(written)
+    ? at
+    : `${at} ('${escapeControl(written)}' resolved against basePath '${escapeControl(basePath)}')`;
 }
 
 /** "unknown option 'x'", with the closest known key when it is a likely typo. */

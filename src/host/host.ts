@@ -12,7 +12,14 @@
  */
 import { realpathSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import type {
+  UntypedWorkers,
+  WorkerArgs,
+  WorkerName,
+  WorkerOutput,
+} from "../../workers/worker-types.js";
 import { AgentRunner, usesSpare } from "../agents/agent-runner.js";
+import { checkWorkerSandboxes } from "../agents/worker-sandbox-check.js";
 import { computeCeiling } from "../approvals/expansion.js";
 import { GrantBook, type SuggestedSandbox } from "../approvals/suggested-sandbox.js";
 import {
@@ -49,14 +56,22 @@ export interface RunOptions {
   timeoutMs?: number;
 }
 
-/** A running host; see {@link createHost}. */
-export interface Host {
+/**
+ * A running host; see {@link createHost}. `Workers` maps worker names to
+ * their types (`{ main: typeof import("./workers/main.js") }`), which types
+ * `run` by name; without it any name is accepted and results are `unknown`.
+ */
+export interface Host<Workers extends object = UntypedWorkers> {
   /**
    * Runs worker `name` with `input` in a fresh thread and resolves with its
-   * result.
+   * result. With a typed worker map, an unknown name or a wrong input is a
+   * type error and the result has the worker's result type.
    * @throws AgentThreadError (it failed), DelegationRefusedError (agent limit), SandboxError
    */
-  run(name: string, input?: unknown, opts?: RunOptions): Promise<unknown>;
+  run<N extends WorkerName<Workers>>(
+    name: N,
+    ...args: WorkerArgs<Workers[N], RunOptions>
+  ): Promise<WorkerOutput<Workers[N]>>;
   /**
    * Per worker that was granted access by dynamic expansion in this host's
    * runs: the `sandbox` block (object and YAML) that would make that access
@@ -72,8 +87,17 @@ export interface Host {
 /**
  * Creates a host from options (or from `await loadProgram(dir)`). Options
  * are validated here; a bad or unknown one is a ConfigError naming its key.
+ *
+ * `Workers` types `host.run` by worker name (see {@link Host}): given
+ * (`createHost<Workers>(…)`) or taken from the variable's declared type
+ * (`const host: Host<Workers> = await createHost(…)`, or JSDoc `@type` in
+ * plain JS). It is a promise about the modules the options name, as a typed
+ * client's is about its server: the host checks names at run time, not the
+ * types.
  */
-export async function createHost(options: HostOptions): Promise<Host> {
+export async function createHost<Workers extends object = UntypedWorkers>(
+  options: HostOptions,
+): Promise<Host<Workers>> {
   const checked = checkHostOptions(options);
   const { basePath, workers, maxDepth, maxAgents, maxThreads, warmThreads, models } = checked;
   const given = toSandbox(options.sandbox, basePath);
@@ -100,6 +124,16 @@ export async function createHost(options: HostOptions): Promise<Host> {
   }
   if (issues.length > 0) throw configError(issues);
   const root = protectCode(given, options.sandbox, basePath, [...grantsOf.values()].flat());
+  // A worker `sandbox` key that some caller can never satisfy fails here,
+  // naming the worker, the path and the key, instead of deep in a run.
+  const unsatisfiable = checkWorkerSandboxes(root, workers, maxDepth);
+  if (unsatisfiable.length > 0)
+    throw configError(
+      unsatisfiable.map((i) => ({
+        path: ["workers", i.worker, "sandbox", ...i.key],
+        message: i.message,
+      })),
+    );
   if (typeof checked.auditLog === "string") checkAuditOutside(root, checked.auditLog);
   // Spares serve workers with the default heap and no network, each only
   // workers with exactly its grants.
@@ -148,8 +182,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
   const running = new Set<Promise<unknown>>();
   let closed = false;
 
-  return {
-    async run(name, input, opts = {}) {
+  const host: Host = {
+    async run(name: string, input?: unknown, opts: RunOptions = {}) {
       if (!workers.has(name)) {
         throw new DelegationRefusedError(
           `No worker named '${escapeControl(String(name).slice(0, 100))}'. Workers: ${[...workers.keys()].join(", ") || "none"}.`,
@@ -179,6 +213,8 @@ export async function createHost(options: HostOptions): Promise<Host> {
       hub.end();
     },
   };
+  // The worker map only types `run`; the host is the same.
+  return host as Host<Workers>;
 }
 
 function toSandbox(s: HostOptions["sandbox"], basePath: string): Sandbox {
@@ -274,7 +310,7 @@ function checkAuditOutside(root: Sandbox, file: string): void {
 
 /**
  * Opens the audit log now, so a bad path fails `createHost`.
- * @throws ConfigError naming the option (never the host path)
+ * @throws ConfigError naming the option and the file (a setup error, thrown to the host's own code)
  */
 function openAuditOrThrow(
   target: string | import("node:stream").Writable,
@@ -286,7 +322,7 @@ function openAuditOrThrow(
     throw configError([
       {
         path: ["auditLog"],
-        message: `the audit log cannot be opened (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+        message: `the audit log cannot be opened (${(err as NodeJS.ErrnoException).code ?? "error"})${typeof target === "string" ? `: '${escapeControl(target)}'` : ""}`,
       },
     ]);
   }

@@ -4,13 +4,16 @@
  *
  * Every problem is a ConfigError naming the file relative to `dir`
  * (`program.yaml`, `workers/analyzer.worker`) and the key path; all issues in
- * one file are reported together. Host paths never appear in a message: the
- * program folder may sit anywhere, and messages end up in logs and prompts.
+ * one file are reported together. These are setup errors, thrown to the
+ * host's own code: a file or folder that is missing is also named by the host
+ * path it was looked for at (its developer needs it). Nothing here reaches a
+ * thread or a model.
  */
 import { realpathSync } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { checkWorkerSandboxes } from "../agents/worker-sandbox-check.js";
 import { parseYamlText, splitWorkerFile } from "../config/config-text.js";
 import { parseProgramFile } from "../config/program-config.js";
 import type { SandboxConfig } from "../config/sandbox-config.js";
@@ -19,7 +22,7 @@ import {
   type ParseWorkerOptions,
   parseWorkerEntry,
 } from "../config/worker-config.js";
-import { ConfigError, type ConfigIssue, configError } from "../errors/index.js";
+import { ConfigError, type ConfigIssue, configError, escapeControl } from "../errors/index.js";
 import { createSandbox, policyOf } from "../sandbox/sandbox.js";
 import { isPathLike } from "../threads/module-grants.js";
 import type { HostOptions, WorkerSpec } from "./host-types.js";
@@ -138,7 +141,10 @@ export async function loadProgramDefinition(dir: string): Promise<ProgramDefinit
       if (spec.instructions !== undefined && spec.module === undefined && spec.model === undefined)
         spec.model = program.model;
   const options: HostOptions = { basePath, workers };
-  if (program.sandbox) options.sandbox = protectProgramFiles(program.sandbox, basePath);
+  if (program.sandbox) {
+    options.sandbox = protectProgramFiles(program.sandbox, basePath);
+    checkWorkerSandboxKeys(options.sandbox, basePath, workers, sources, program.maxDepth);
+  }
   if (program.name !== undefined) options.name = program.name;
   if (program.maxDepth !== undefined) options.maxDepth = program.maxDepth;
   if (program.maxAgents !== undefined) options.maxAgents = program.maxAgents;
@@ -162,7 +168,7 @@ async function readConfigFile(basePath: string, rel: string): Promise<string> {
     const message =
       code === "ENOENT"
         ? rel === PROGRAM_FILE
-          ? "program.yaml was not found in the program folder (loadProgram(dir) reads dir/program.yaml)"
+          ? `program.yaml was not found in the program folder '${escapeControl(basePath)}' (loadProgram(dir) reads dir/program.yaml)`
           : "the file was not found"
         : code === "EISDIR"
           ? "it is a directory, not a file"
@@ -180,7 +186,12 @@ async function listWorkerFiles(basePath: string): Promise<string[]> {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return [];
     throw configError(
-      [{ path: [], message: `the workers folder cannot be read (${code ?? "unknown error"})` }],
+      [
+        {
+          path: [],
+          message: `the workers folder cannot be read (${code ?? "unknown error"}): '${escapeControl(join(basePath, "workers"))}'`,
+        },
+      ],
       "workers/",
     );
   }
@@ -214,9 +225,10 @@ async function resolveModule(
   }
   const st = await stat(abs).catch(() => undefined);
   if (!st) {
+    const where = isUrl || isAbsolute(written) ? "" : ` (relative to the program folder)`;
     issues.push({
       path: at,
-      message: `${shown} does not exist (module paths are relative to the program folder)`,
+      message: `${shown} does not exist: '${escapeControl(abs)}'${where}`,
     });
     return;
   }
@@ -274,4 +286,39 @@ function protectProgramFiles(config: SandboxConfig, basePath: string): SandboxCo
   }
   if (found.size === 0) return config;
   return { ...config, protected: [...(config.protected ?? [".git"]), ...[...found].sort()] };
+}
+
+/**
+ * Refuses a worker `sandbox` key that the program's sandbox, or a caller
+ * along some delegation path, can never satisfy (see
+ * `worker-sandbox-check.ts`): the first file with such a key, its YAML key
+ * named (snake_case) as in the other errors of that file.
+ * @throws ConfigError naming the file, the worker, the path and the key
+ */
+function checkWorkerSandboxKeys(
+  config: SandboxConfig,
+  basePath: string,
+  workers: Record<string, WorkerSpec>,
+  sources: Record<string, WorkerSource>,
+  maxDepth = 5,
+): void {
+  const found = checkWorkerSandboxes(
+    createSandbox(config, { basePath }),
+    new Map(Object.entries(workers)),
+    maxDepth,
+  );
+  const bySource = new Map<string, ConfigIssue[]>();
+  for (const i of found) {
+    const source = sources[i.worker]?.source ?? PROGRAM_FILE;
+    const key = i.key.map((k) =>
+      k === "allowRead" ? "allow_read" : k === "allowWrite" ? "allow_write" : k,
+    );
+    const at =
+      source === PROGRAM_FILE ? ["workers", i.worker, "sandbox", ...key] : ["sandbox", ...key];
+    bySource.set(source, [...(bySource.get(source) ?? []), { path: at, message: i.message }]);
+  }
+  const first = [...bySource.keys()].sort(
+    (a, b) => Number(b === PROGRAM_FILE) - Number(a === PROGRAM_FILE) || a.localeCompare(b),
+  )[0];
+  if (first !== undefined) throw configError(bySource.get(first)!, first);
 }

@@ -5,7 +5,7 @@
  * port or from a shell), and the writable mounts that lie inside one
  * (refused: nothing could be protected there).
  */
-import type { ConfigIssue } from "../errors/index.js";
+import { type ConfigIssue, escapeControl } from "../errors/index.js";
 import type { CodeLocation } from "./host-code.js";
 import type { Mount } from "./mount-table.js";
 import { isWithin } from "./virtual-path.js";
@@ -21,7 +21,7 @@ interface Table {
 /**
  * One issue per writable mount whose real source is, or lies inside, a
  * folder of host code. The message names the mount's target and what the
- * folder is, never a host path.
+ * folder is, and both host folders (setup errors go to the host's own code).
  * @param keys each mount's configuration key path, in the same order
  */
 export function refuseInsideHostCode(
@@ -37,7 +37,7 @@ export function refuseInsideHostCode(
     const which = m.target === "/" ? "the root '/'" : `the mount '${m.target}'`;
     issues.push({
       path: keys[i] ?? [],
-      message: `${which} is writable but its folder lies inside ${inside.what}, code the host process runs: an agent could change what the host runs. Make it read-only ('readonly: true', or ':ro' in the short form), or use a folder outside the host's packages`,
+      message: `${which} is writable but its folder '${escapeControl(m.source)}' lies inside ${inside.what} ('${escapeControl(inside.host)}'), code the host process runs: an agent could change what the host runs. Make it read-only ('readonly: true', or ':ro' in the short form), or use a folder outside the host's packages`,
     });
   });
   return issues;

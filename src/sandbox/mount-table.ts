@@ -8,7 +8,7 @@
 import { statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import type { ParsedMount, ParsedSandboxConfig } from "../config/sandbox-config.js";
-import { type ConfigIssue, configError, quotePath } from "../errors/index.js";
+import { type ConfigIssue, configError, escapeControl, quotePath } from "../errors/index.js";
 import { type CodeLocation, placeHostCode, refuseInsideHostCode } from "./host-code-places.js";
 import { checkMountSourcePath } from "./mount-source.js";
 import { realpathLoose } from "./real-path.js";
@@ -73,22 +73,32 @@ export class MountTable {
       const givenPath = isAbsolute(m.source) ? resolve(m.source) : resolve(basePath, m.source);
       let source: string;
       let st: ReturnType<typeof statSync>;
+      // Setup errors go to the host's own code, whose developer needs the
+      // folder it looked at (never to a thread or a model: see policy-wire).
+      const folder = () => describeSource(m.source, givenPath, basePath);
       try {
         source = realpathLoose(givenPath);
         st = statSync(source, { throwIfNoEntry: false });
         if (!st) {
           issues.push({
             path: key,
-            message: `the folder for '${m.target}' does not exist (relative paths are resolved against basePath)`,
+            message: `the folder for '${m.target}' does not exist: ${folder()}`,
           });
           return;
         }
         if (!st.isDirectory()) {
-          issues.push({ path: key, message: `the source for '${m.target}' is not a directory` });
+          issues.push({
+            path: key,
+            message: `the source for '${m.target}' is not a directory: ${folder()}`,
+          });
           return;
         }
-      } catch {
-        issues.push({ path: key, message: `the folder for '${m.target}' cannot be opened` });
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        issues.push({
+          path: key,
+          message: `the folder for '${m.target}' cannot be opened${code ? ` (${code})` : ""}: ${folder()}`,
+        });
         return;
       }
       real.push({ ...m, source, dev: st.dev, ino: st.ino });
@@ -252,4 +262,15 @@ export class MountTable {
 function uniformOrUndefined<T>(values: T[]): T | undefined {
   const first = values[0];
   return values.every((v) => JSON.stringify(v) === JSON.stringify(first)) ? first : undefined;
+}
+
+/**
+ * The host folder a mount source names, for setup errors: the resolved path
+ * and, for a relative source, what it was resolved against.
+ */
+function describeSource(written: string, resolved: string, basePath: string): string {
+  const at = `'${escapeControl(resolved)}'`;
+  return isAbsolute(written)
+    ? at
+    : `${at} ('${escapeControl(written)}' resolved against basePath '${escapeControl(basePath)}')`;
 }
