@@ -5,7 +5,10 @@
  * imports the module, runs its default export once and posts the result (or
  * the error) on `parentPort`. The host terminates the thread afterwards.
  */
-// First: nothing of the process around the thread is reachable once user code runs.
+// First, while Node's module hooks are still there: ES modules that a
+// CommonJS app's package.json calls CommonJS load as ES modules.
+import "./esm-hook.js";
+// Then: nothing of the process around the thread is reachable once user code runs.
 import "./lockdown.js";
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
 import { SandboxError } from "../src/errors/index.js";
@@ -25,6 +28,7 @@ import {
 } from "./index.js";
 import { createLogBudget } from "./log-budget.js";
 import { MODEL_CALL, type ModelCallFunction } from "./model-client.js";
+import { describeModuleLoadedAsCommonJs, findModuleLoadedAsCommonJs } from "./module-format.js";
 import { createSandboxClient } from "./sandbox-client.js";
 
 /** Longest log line sent to the host; the rest is cut. */
@@ -117,6 +121,9 @@ function describeError(
   prefix?: string,
 ): { name: string; message: string; code?: string; path?: string } {
   if (err instanceof SandboxError) return err.toJSON();
+  const loadedAsCommonJs = findModuleLoadedAsCommonJs(err, boot.moduleUrl);
+  if (loadedAsCommonJs !== undefined)
+    return { name: "Error", message: describeModuleLoadedAsCommonJs(loadedAsCommonJs) };
   const name = err instanceof Error ? err.name : "Error";
   let raw = err instanceof Error ? err.message : String(err);
   if ((err as { code?: unknown })?.code === "ERR_ACCESS_DENIED") {
