@@ -84,11 +84,17 @@ export function removeNobodyStage(): void {
   stage = undefined;
 }
 
+/**
+ * True if `nobody` can start `node` from a shell, as some tests do (setpriv
+ * itself could start a binary in a folder `nobody` cannot search, seen with
+ * util-linux 2.38.1, though that Node could read nothing there).
+ */
 function canRunAsNobody(node: string): boolean {
-  return (
-    spawnSync("setpriv", [...AS_NOBODY, node, "-e", ""], { stdio: "ignore", timeout: 30_000 })
-      .status === 0
-  );
+  const check = spawnSync("setpriv", [...AS_NOBODY, "/bin/sh", "-c", 'exec "$0" -e ""', node], {
+    stdio: "ignore",
+    timeout: 30_000,
+  });
+  return check.status === 0;
 }
 
 /** A copy of the running Node in `root` (a hard link would share, and open up, its mode). */
