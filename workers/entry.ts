@@ -99,6 +99,12 @@ try {
     post({ kind: "error", error: describeError(err, "The worker's result could not be sent") });
   }
 } catch (err) {
+  // Node 20 also rejects a promise of its loader's own with the error of a
+  // failed import, and nothing handles that one: the error is reported
+  // here, once, not a second time as a crash of the thread.
+  process.on("unhandledRejection", (reason) => {
+    if (reason !== err) throw reason;
+  });
   logs.flush();
   post({ kind: "error", error: describeError(err) });
 } finally {
