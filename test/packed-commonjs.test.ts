@@ -1,19 +1,23 @@
 /**
  * CommonJS apps (issue 20): the packed tarball in an app whose package.json
- * says `"type": "commonjs"` (what `npm init -y` writes with npm ≥ 10.9),
+ * says `"type": "commonjs"` (what `npm init -y` writes with npm 11),
  * hosts started from a neutral folder, on whichever Node runs the suite.
  * The README's ES module workers named `.js` (and `.ts` ones) run where Node
  * has in-thread module hooks (≥ 22.15) and are refused with what to do
  * elsewhere; CommonJS workers and CommonJS hosts (`require("mountbox")`)
  * run on every supported Node.
  */
-import { cpSync } from "node:fs";
+import { cpSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt } from "./conformance/thread.js";
+import { readAllDocs } from "./helpers/docs.js";
 import { packAndInstall, runNode, writeFiles } from "./helpers/packed.js";
 import { makeTempDir, removeDir } from "./helpers/tree.js";
+
+const EXAMPLES = fileURLToPath(new URL("../examples/readme", import.meta.url));
 
 /** Where Node can load an ES module its package calls CommonJS as an ES module. */
 const HOOKS = typeof createRequire(import.meta.url)("node:module").registerHooks === "function";
@@ -22,7 +26,7 @@ const STRIPS = ["strip", "transform"].includes(
 );
 
 const APP_FILES = {
-  // As `npm init -y` writes it (npm ≥ 10.9).
+  // As `npm init -y` writes it (npm 11).
   "package.json": JSON.stringify({
     name: "app",
     version: "1.0.0",
@@ -53,7 +57,7 @@ const { whisper } = require("./lib/whisper.js");
 module.exports = defineWorker(async (input, ctx) => whisper(await ctx.sandbox.readFile("/a.txt")));
 `,
   "workers/lib/whisper.js": "exports.whisper = (s) => s.toLowerCase();\n",
-  // A package.json without "type" (npm init before 10.9): Node detects module syntax.
+  // A package.json without "type" (what older npm init wrote): Node detects module syntax.
   "typeless/package.json": '{"name":"typeless","version":"1.0.0"}',
   "typeless/main.js": `import { defineWorker } from "mountbox/worker";
 export default defineWorker(async () => "typeless ran");
@@ -104,6 +108,7 @@ beforeAll(() => {
   neutral = join(base, "neutral");
   cpSync(modules, join(app, "node_modules"), { recursive: true });
   writeFiles(app, APP_FILES);
+  cpSync(EXAMPLES, join(app, "readme"), { recursive: true });
   writeFiles(root, { "a.txt": "Hello Agent World" });
   writeFiles(neutral, { ".keep": "" });
 }, 180_000);
@@ -176,5 +181,28 @@ describe('an app whose package.json says "type": "commonjs"', () => {
       ok: "hello agent world",
       subpaths: ["function", "function"],
     });
+  });
+});
+
+describe("the docs' CommonJS example, from the packed install", () => {
+  const files = [
+    "commonjs/package.json",
+    "commonjs/host.js",
+    "commonjs/workers/count.js",
+    "commonjs/workers/first-line.mjs",
+  ];
+
+  it.each(files.slice(1))("the docs show %s exactly as the file is", (file) => {
+    expect(readAllDocs()).toContain(readFileSync(join(EXAMPLES, file), "utf8").trim());
+  });
+
+  it("host.js prints what the docs say it prints", () => {
+    const run = runNode(join(app, "readme/commonjs/host.js"), neutral);
+    const code = readFileSync(join(EXAMPLES, "commonjs/host.js"), "utf8").trim();
+    const docs = readAllDocs();
+    const shown = /prints:?\n\n(`{3,4})text\n([\s\S]*?)\n\1\n/.exec(
+      docs.slice(docs.indexOf(code) + code.length),
+    )?.[2];
+    expect(run.stdout.trimEnd()).toBe(shown);
   });
 });
