@@ -24,8 +24,9 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterEach, beforeEach, expect, test } from "vitest";
+import { afterAll, afterEach, beforeEach, expect, test } from "vitest";
 import { describeWithBwrap, IS_ROOT } from "./helpers/bwrap.js";
+import { AS_NOBODY, removeNobodyStage, stageForNobody } from "./helpers/nobody.js";
 
 const FIXTURE = resolve(import.meta.dirname, "fixtures/os/concurrent.mjs");
 const DIST = resolve(import.meta.dirname, "../dist/src/index.js");
@@ -52,6 +53,7 @@ afterEach(async () => {
   );
   rmSync(dir, { recursive: true, force: true });
 });
+afterAll(removeNobodyStage);
 
 function tryRmdir(cg: string): boolean {
   try {
@@ -139,12 +141,14 @@ async function settle<T>(check: () => T, ok: (v: T) => boolean): Promise<T> {
 }
 
 function startHost(args: string[], asNobody = false): ChildProcess {
-  const argv = [process.execPath, FIXTURE, join(dir, "root"), marker, ...args];
-  const child = asNobody
-    ? spawn("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...argv], {
+  const rest = [join(dir, "root"), marker, ...args];
+  // nobody may not be able to read the repository: it runs a staged copy.
+  const staged = asNobody ? stageForNobody() : undefined;
+  const child = staged
+    ? spawn("setpriv", [...AS_NOBODY, staged.node, staged.fixture("os/concurrent.mjs"), ...rest], {
         env: { ...process.env, HOME: "/tmp" },
       })
-    : spawn(argv[0]!, argv.slice(1));
+    : spawn(process.execPath, [FIXTURE, ...rest]);
   if (child.pid !== undefined) hosts.push(child.pid);
   return child;
 }

@@ -22,7 +22,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterEach, beforeEach, expect, test } from "vitest";
+import { afterAll, afterEach, beforeEach, expect, test } from "vitest";
 import {
   createSandbox,
   OsSandboxUnavailableError,
@@ -30,6 +30,7 @@ import {
   type Sandbox,
 } from "../src/index.js";
 import { BWRAP, describeWithBwrap, FORK_40, IS_ROOT } from "./helpers/bwrap.js";
+import { AS_NOBODY, removeNobodyStage, stageForNobody } from "./helpers/nobody.js";
 
 const FIXTURE = resolve(import.meta.dirname, "fixtures/os/run.mjs");
 const DIST = resolve(import.meta.dirname, "../dist/src/index.js");
@@ -50,6 +51,7 @@ beforeEach(() => {
 afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
+afterAll(removeNobodyStage);
 
 /** Runs the fixture host program (built library) in its own process. */
 function runHost(
@@ -57,11 +59,15 @@ function runHost(
   opts: { env?: NodeJS.ProcessEnv; asNobody?: boolean; shellPrefix?: string } = {},
 ): Record<string, unknown> {
   if (!existsSync(DIST)) throw new Error("build first: npm run build");
-  const node = [process.execPath, FIXTURE, ...args];
+  // nobody may not be able to read the repository: it runs a staged copy.
+  const staged = opts.asNobody ? stageForNobody() : undefined;
+  const node = staged
+    ? [staged.node, staged.fixture("os/run.mjs"), ...args]
+    : [process.execPath, FIXTURE, ...args];
   const quoted = node.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
   const script = `${opts.shellPrefix ?? ""}exec ${quoted}`;
   const cmd = opts.asNobody
-    ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/bash", "-c", script]
+    ? ["setpriv", ...AS_NOBODY, "/bin/bash", "-c", script]
     : ["/bin/bash", "-c", script];
   const r = spawnSync(cmd[0]!, cmd.slice(1), {
     encoding: "utf8",

@@ -19,11 +19,11 @@ import {
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterEach, beforeEach, expect, test } from "vitest";
+import { afterAll, afterEach, beforeEach, expect, test } from "vitest";
 import { createSandbox, runCommand, type Sandbox } from "../src/index.js";
 import { describeWithBwrap, IS_ROOT } from "./helpers/bwrap.js";
+import { AS_NOBODY, removeNobodyStage, stageForNobody } from "./helpers/nobody.js";
 
-const FIXTURE = resolve(import.meta.dirname, "fixtures/os/run.mjs");
 const DIST = resolve(import.meta.dirname, "../dist/src/index.js");
 
 let dir: string;
@@ -42,6 +42,7 @@ afterEach(async () => {
   for (const s of servers) await new Promise((r) => s.close(r));
   rmSync(dir, { recursive: true, force: true });
 });
+afterAll(removeNobodyStage);
 
 /** A host server on a unix socket at `path`; `got` lists what clients sent. */
 async function listen(path: string): Promise<{ got: string[] }> {
@@ -101,15 +102,15 @@ async function runAsNobody(command: string, opts: object = {}, mounts: string[] 
     ...readdirSync(root, { recursive: true }).map((n) => join(root, String(n))),
   ])
     chownSync(p, 65534, 65534);
+  // nobody may not be able to read the repository: it runs a staged copy.
+  const staged = stageForNobody();
   const r = await new Promise<{ status: number; stdout: string; stderr: string }>((done) =>
     execFile(
       "setpriv",
       [
-        "--reuid=65534",
-        "--regid=65534",
-        "--clear-groups",
-        process.execPath,
-        FIXTURE,
+        ...AS_NOBODY,
+        staged.node,
+        staged.fixture("os/run.mjs"),
         root,
         command,
         JSON.stringify(opts),

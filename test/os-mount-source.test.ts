@@ -25,11 +25,11 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, test } from "vitest";
 import { ConfigError, createSandbox, runCommand } from "../src/index.js";
 import { describeWithBwrap, IS_ROOT } from "./helpers/bwrap.js";
+import { AS_NOBODY, removeNobodyStage, stageForNobody } from "./helpers/nobody.js";
 
-const FIXTURE = resolve(import.meta.dirname, "fixtures/os/run.mjs");
 const DIST = resolve(import.meta.dirname, "../dist/src/index.js");
 
 let dir: string;
@@ -54,6 +54,7 @@ beforeEach(() => {
 afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
+afterAll(removeNobodyStage);
 
 /** The swap a command makes: `data` kept aside, a link to a host folder in its place. */
 const swapTo = (target: string): string =>
@@ -143,15 +144,15 @@ describeWithBwrap("finding 8: a mount source re-pointed by a command for the nex
     ])
       chownSync(p, 65534, 65534);
     chmodSync(secret, 0o755);
+    // nobody may not be able to read the repository: it runs a staged copy.
+    const staged = stageForNobody();
     const run = (command: string): Record<string, unknown> => {
       const r = spawnSync(
         "setpriv",
         [
-          "--reuid=65534",
-          "--regid=65534",
-          "--clear-groups",
-          process.execPath,
-          FIXTURE,
+          ...AS_NOBODY,
+          staged.node,
+          staged.fixture("os/run.mjs"),
           root,
           command,
           "{}",

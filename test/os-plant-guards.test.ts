@@ -22,7 +22,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterEach, beforeEach, expect, test } from "vitest";
+import { afterAll, afterEach, beforeEach, expect, test } from "vitest";
 import {
   createSandbox,
   IoError,
@@ -36,8 +36,8 @@ import { planBinds } from "../src/os/bind-plan.js";
 import { policyOf } from "../src/sandbox/sandbox.js";
 import { describeWithBwrap } from "./helpers/bwrap.js";
 import { makeRepoWithSubmodule as makeRepo, runHostGit } from "./helpers/host-git.js";
+import { AS_NOBODY, removeNobodyStage, stageForNobody } from "./helpers/nobody.js";
 
-const SEQ = resolve(import.meta.dirname, "fixtures/os/run-seq.mjs");
 const DIST = resolve(import.meta.dirname, "../dist/src/index.js");
 const CLI = resolve(import.meta.dirname, "../dist/src/cli/main.js");
 
@@ -60,6 +60,7 @@ afterEach(() => {
     }
   rmSync(dir, { recursive: true, force: true });
 });
+afterAll(removeNobodyStage);
 
 /** The host's own git, as the host user would run it after the command. */
 function hostGit(cwd: string, ...args: string[]): void {
@@ -76,17 +77,11 @@ function runAsNobody(root: string, commands: string[]): Record<string, unknown>[
   if (!existsSync(DIST)) throw new Error("build first: npm run build");
   for (const p of [dir, ...readdirSync(dir, { recursive: true }).map((n) => join(dir, String(n)))])
     chownSync(p, 65534, 65534);
+  // nobody may not be able to read the repository: it runs a staged copy.
+  const staged = stageForNobody();
   const r = spawnSync(
     "setpriv",
-    [
-      "--reuid=65534",
-      "--regid=65534",
-      "--clear-groups",
-      process.execPath,
-      SEQ,
-      root,
-      JSON.stringify(commands),
-    ],
+    [...AS_NOBODY, staged.node, staged.fixture("os/run-seq.mjs"), root, JSON.stringify(commands)],
     { encoding: "utf8", timeout: 60_000, env: { ...process.env, HOME: "/tmp" } },
   );
   if (r.status !== 0 || r.stdout === "") throw new Error(`host program failed: ${r.stderr}`);

@@ -26,18 +26,17 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterEach, beforeEach, expect, test } from "vitest";
+import { afterAll, afterEach, beforeEach, expect, test } from "vitest";
 import { createSandbox, runCommand } from "../src/index.js";
 import { planBinds } from "../src/os/bind-plan.js";
 import { expectMounts } from "../src/os/verify-mounts.js";
 import { policyOf } from "../src/sandbox/sandbox.js";
 import { describeWithBwrap } from "./helpers/bwrap.js";
 import { makeRepoWithSubmodule as makeRepo, runHostGit } from "./helpers/host-git.js";
+import { AS_NOBODY, removeNobodyStage, stageForNobody } from "./helpers/nobody.js";
 
 const SEQ = resolve(import.meta.dirname, "fixtures/os/run-seq.mjs");
 const DIST = resolve(import.meta.dirname, "../dist/src/index.js");
-const CLI = resolve(import.meta.dirname, "../dist/src/cli/main.js");
-const NOBODY = ["--reuid=65534", "--regid=65534", "--clear-groups"];
 
 let dir: string;
 let marker: string;
@@ -51,6 +50,7 @@ beforeEach(() => {
 afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
+afterAll(removeNobodyStage);
 
 /** The host's own git, as the host user would run it after the command. */
 function hostGit(cwd: string, ...args: string[]): void {
@@ -66,9 +66,13 @@ function chownAll(): void {
 function runSeq(root: string, commands: string[], asNobody: boolean): Record<string, unknown>[] {
   if (!existsSync(DIST)) throw new Error("build first: npm run build");
   if (asNobody) chownAll();
-  const argv = [process.execPath, SEQ, root, JSON.stringify(commands)];
-  const r = asNobody
-    ? spawnSync("setpriv", [...NOBODY, ...argv], {
+  // nobody may not be able to read the repository: it runs a staged copy.
+  const staged = asNobody ? stageForNobody() : undefined;
+  const argv = staged
+    ? [staged.node, staged.fixture("os/run-seq.mjs"), root, JSON.stringify(commands)]
+    : [process.execPath, SEQ, root, JSON.stringify(commands)];
+  const r = staged
+    ? spawnSync("setpriv", [...AS_NOBODY, ...argv], {
         encoding: "utf8",
         timeout: 60_000,
         env: { ...process.env, HOME: "/tmp" },
@@ -84,13 +88,16 @@ function makeRepoWithSubmodule(): string {
   return makeRepo(dir);
 }
 
-/** A host program inside the sandbox's root (`root: ".."`), as a user's app: its own code is protected. */
-function makeHostInsideRoot(): { app: string; host: string; original: string } {
+/**
+ * A host program inside the sandbox's root (`root: ".."`), as a user's app:
+ * its own code is protected. It imports the library at `dist`.
+ */
+function makeHostInsideRoot(dist = DIST): { app: string; host: string; original: string } {
   const app = join(dir, "ws/app");
   mkdirSync(app, { recursive: true });
   writeFileSync(join(app, "package.json"), '{ "name": "app", "type": "module" }\n');
   const original = [
-    `import { createSandbox, runCommand } from ${JSON.stringify(DIST)};`,
+    `import { createSandbox, runCommand } from ${JSON.stringify(dist)};`,
     'const sb = createSandbox({ root: ".." }, { basePath: import.meta.dirname });',
     "const r = await runCommand(sb, process.argv[2], { timeoutMs: 30000 });",
     "process.stdout.write(JSON.stringify(r));",
@@ -118,9 +125,10 @@ describeWithBwrap("issue 19 review: renaming a folder above a guard defeats noth
   });
 
   test("D1 as nobody", () => {
-    const { app, host, original } = makeHostInsideRoot();
+    const staged = stageForNobody();
+    const { app, host, original } = makeHostInsideRoot(staged.dist);
     chownAll();
-    const r = spawnSync("setpriv", [...NOBODY, process.execPath, host, RENAME_APP], {
+    const r = spawnSync("setpriv", [...AS_NOBODY, staged.node, host, RENAME_APP], {
       cwd: app,
       encoding: "utf8",
       timeout: 60_000,
@@ -156,6 +164,8 @@ describeWithBwrap("issue 19 review: renaming a folder above a guard defeats noth
   });
 
   test("D2 as nobody through the CLI (mountbox exec)", () => {
+    // nobody may not be able to read the repository: it runs a staged copy.
+    const staged = stageForNobody();
     const ws = join(dir, "ws");
     mkdirSync(join(ws, "tools/hooks"), { recursive: true });
     hostGit(ws, "init", "-q");
@@ -164,9 +174,9 @@ describeWithBwrap("issue 19 review: renaming a folder above a guard defeats noth
     const r = spawnSync(
       "setpriv",
       [
-        ...NOBODY,
-        process.execPath,
-        CLI,
+        ...AS_NOBODY,
+        staged.node,
+        staged.cli,
         "exec",
         "--root",
         ws,
@@ -179,7 +189,7 @@ describeWithBwrap("issue 19 review: renaming a folder above a guard defeats noth
     spawnSync(
       "setpriv",
       [
-        ...NOBODY,
+        ...AS_NOBODY,
         "git",
         "-c",
         "user.name=h",

@@ -25,7 +25,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, test } from "vitest";
 import { createSandbox, IoError, runCommand } from "../src/index.js";
 import { pinBinds } from "../src/os/bind-fds.js";
 import { planBinds } from "../src/os/bind-plan.js";
@@ -33,9 +33,8 @@ import { launchTestHooks } from "../src/os/launch.js";
 import { checkMounts, type ExpectedMount } from "../src/os/verify-mounts.js";
 import { policyOf } from "../src/sandbox/sandbox.js";
 import { BWRAP, describeWithBwrap, IS_ROOT } from "./helpers/bwrap.js";
+import { AS_NOBODY, removeNobodyStage, stageForNobody } from "./helpers/nobody.js";
 
-const FIXTURE = resolve(import.meta.dirname, "fixtures/os/run.mjs");
-const RACE_FIXTURE = resolve(import.meta.dirname, "fixtures/os/race.mjs");
 const DIST = resolve(import.meta.dirname, "../dist/src/index.js");
 
 let dir: string;
@@ -48,6 +47,7 @@ afterEach(() => {
   launchTestHooks.beforeSpawn = undefined;
   rmSync(dir, { recursive: true, force: true });
 });
+afterAll(removeNobodyStage);
 
 /** Runs the fixture host program (built library) as nobody; prints its JSON. */
 function runAsNobody(
@@ -65,16 +65,16 @@ function runAsNobody(
       ...readdirSync(dir, { recursive: true }).map((n) => join(dir, String(n))),
     ])
       chownSync(p, 65534, 65534);
+  // nobody may not be able to read the repository: it runs a staged copy.
+  const staged = stageForNobody();
   const r = spawnSync(
     "setpriv",
     [
-      "--reuid=65534",
-      "--regid=65534",
-      "--clear-groups",
-      process.execPath,
+      ...AS_NOBODY,
+      staged.node,
       ...(swap === undefined
-        ? [FIXTURE, root, command, "{}", JSON.stringify(mounts)]
-        : [RACE_FIXTURE, root, swap[0], swap[1], command, JSON.stringify(mounts)]),
+        ? [staged.fixture("os/run.mjs"), root, command, "{}", JSON.stringify(mounts)]
+        : [staged.fixture("os/race.mjs"), root, swap[0], swap[1], command, JSON.stringify(mounts)]),
     ],
     { encoding: "utf8", timeout: 30_000, env: { ...process.env, HOME: "/tmp" } },
   );

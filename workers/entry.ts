@@ -5,7 +5,10 @@
  * imports the module, runs its default export once and posts the result (or
  * the error) on `parentPort`. The host terminates the thread afterwards.
  */
-// First: nothing of the process around the thread is reachable once user code runs.
+// First, while Node's module hooks are still there: ES modules that a
+// CommonJS app's package.json calls CommonJS load as ES modules.
+import "./esm-hook.js";
+// Then: nothing of the process around the thread is reachable once user code runs.
 import "./lockdown.js";
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
 import { SandboxError } from "../src/errors/index.js";
@@ -25,6 +28,7 @@ import {
 } from "./index.js";
 import { createLogBudget } from "./log-budget.js";
 import { MODEL_CALL, type ModelCallFunction } from "./model-client.js";
+import { describeModuleLoadedAsCommonJs, findModuleLoadedAsCommonJs } from "./module-format.js";
 import { createSandboxClient } from "./sandbox-client.js";
 
 /** Longest log line sent to the host; the rest is cut. */
@@ -95,6 +99,12 @@ try {
     post({ kind: "error", error: describeError(err, "The worker's result could not be sent") });
   }
 } catch (err) {
+  // Node 20 also rejects a promise of its loader's own with the error of a
+  // failed import, and nothing handles that one: the error is reported
+  // here, once, not a second time as a crash of the thread.
+  process.on("unhandledRejection", (reason) => {
+    if (reason !== err) throw reason;
+  });
   logs.flush();
   post({ kind: "error", error: describeError(err) });
 } finally {
@@ -117,6 +127,9 @@ function describeError(
   prefix?: string,
 ): { name: string; message: string; code?: string; path?: string } {
   if (err instanceof SandboxError) return err.toJSON();
+  const loadedAsCommonJs = findModuleLoadedAsCommonJs(err, boot.moduleUrl);
+  if (loadedAsCommonJs !== undefined)
+    return { name: "Error", message: describeModuleLoadedAsCommonJs(loadedAsCommonJs) };
   const name = err instanceof Error ? err.name : "Error";
   let raw = err instanceof Error ? err.message : String(err);
   if ((err as { code?: unknown })?.code === "ERR_ACCESS_DENIED") {

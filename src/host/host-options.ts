@@ -17,6 +17,7 @@ import { isPathLike } from "../threads/module-grants.js";
 import { llmWorkerCode } from "../threads/permissions.js";
 import { TOOL_NAMES } from "../tools/types.js";
 import type { DynamicOption, HostOptions } from "./host-types.js";
+import { checkModuleType } from "./module-type.js";
 
 const HOST_KEYS = [
   "sandbox",
@@ -303,7 +304,13 @@ function checkModule(
     });
     return undefined;
   }
-  return realpathSync(p);
+  const real = realpathSync(p);
+  const wrongType = checkModuleType(real);
+  if (wrongType !== undefined) {
+    issues.push({ path: at, message: wrongType });
+    return undefined;
+  }
+  return real;
 }
 
 /** True where Node runs `.ts` files by stripping their types. */
