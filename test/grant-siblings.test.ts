@@ -65,10 +65,7 @@ beforeAll(() => {
     // a dependency linked from outside the store (a `..` after it would
     // climb out of the store)
     outside: {
-      node_modules: storeSpec(
-        { away: { link: "../../../../../elsewhere" } },
-        { "@s/away": "1" },
-      ),
+      node_modules: storeSpec({ away: { link: "../../../../../elsewhere" } }, { "@s/away": "1" }),
       elsewhere: { "package.json": pkg("@s/away") },
       "w.js": "",
     },
