@@ -355,6 +355,24 @@ describe("failures name no host path", () => {
       await host.close();
     }
   });
+  it("a callee's thread that crashes on an error of Node's: its caller sees no folder", async () => {
+    const host = await hostWith({
+      boss: { module: fx("delegator.js"), delegates: ["f"] },
+      f: { module: fx("fault.js") },
+    });
+    try {
+      const out = (await host.run("boss", { to: "f", input: { kind: "crash-node" } })) as {
+        message: string;
+        reason: string;
+      };
+      expect(out.reason).toBe("crashed");
+      expect(out.message).toContain("ENOTDIR");
+      expect(out.message).toContain("fault.js");
+      expect(out.message).not.toContain(fileURLToPath(new URL("./fixtures", import.meta.url)));
+    } finally {
+      await host.close();
+    }
+  });
 });
 
 describe("faults", () => {

@@ -11,7 +11,7 @@ import "./esm-hook.js";
 // Then: nothing of the process around the thread is reachable once user code runs.
 import "./lockdown.js";
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
-import { SandboxError } from "../src/errors/index.js";
+import { hideHostPaths, isNodeErrorCode, SandboxError } from "../src/errors/index.js";
 import {
   DELEGATE_OP,
   type LogLevel,
@@ -143,17 +143,7 @@ function describeError(
 
 /** An error Node made (module loading, …): its `code` is Node's, and its text may hold host paths. */
 function isNodeError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^(ERR_[A-Z0-9_]+|MODULE_NOT_FOUND)$/.test(code);
-}
-
-/**
- * Node's text with each host path or file URL cut to its last part
- * ("Cannot find module 'nope.js' imported from main.js"): the caller of a
- * delegation is another agent, or a model, and learns no host folder.
- */
-function hideHostPaths(text: string): string {
-  return text.replace(/(?:file:\/\/)?\/[^\s'"`]+/g, (p) => p.slice(p.lastIndexOf("/") + 1));
+  return isNodeErrorCode((err as { code?: unknown } | null)?.code);
 }
 
 /**

@@ -95,3 +95,20 @@ export function formatKeyPath(path: readonly (string | number)[]): string {
   }
   return out;
 }
+
+/**
+ * Node's text with each host path or file URL cut to its last part
+ * ("Cannot find module 'nope.js' imported from main.js"): the caller of a
+ * delegation is another agent, or a model, and learns no host folder.
+ */
+export function hideHostPaths(text: string): string {
+  return text.replace(/(?:file:\/\/)?\/[^\s'"`]+/g, (p) => p.slice(p.lastIndexOf("/") + 1));
+}
+
+/**
+ * True for a `code` Node gives its own errors (`ERR_…`, `MODULE_NOT_FOUND`,
+ * a system error's `ENOENT`…), whose text may hold host paths.
+ */
+export function isNodeErrorCode(code: unknown): boolean {
+  return typeof code === "string" && /^(ERR_[A-Z0-9_]+|MODULE_NOT_FOUND|E[A-Z0-9]+)$/.test(code);
+}

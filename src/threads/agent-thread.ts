@@ -11,7 +11,12 @@
  */
 import { pathToFileURL } from "node:url";
 import { MessageChannel, type Worker } from "node:worker_threads";
-import { type AgentFailure, AgentThreadError } from "../errors/index.js";
+import {
+  type AgentFailure,
+  AgentThreadError,
+  hideHostPaths,
+  isNodeErrorCode,
+} from "../errors/index.js";
 
 export { type AgentFailure, AgentThreadError };
 
@@ -186,7 +191,12 @@ async function startAgentThread(
     worker.on("error", (err: Error & { code?: string }) => {
       if (err.code === "ERR_WORKER_OUT_OF_MEMORY")
         fail("out_of_memory", "The agent ran out of memory and was stopped.");
-      else fail("crashed", `The agent's thread crashed: ${err.name}: ${err.message}`);
+      // Node's own errors (ERR_*) name host paths; the agent's own text is kept.
+      else
+        fail(
+          "crashed",
+          `The agent's thread crashed: ${err.name}: ${isNodeErrorCode(err.code) ? hideHostPaths(err.message) : err.message}`,
+        );
     });
     worker.on("exit", (code) => {
       reportExit();
