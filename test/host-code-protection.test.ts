@@ -234,7 +234,9 @@ const out = {
   loadedScope: await attempt(sb.writeFile("/lib/package.json", '{"type":"module"}')),
   loaded: await attempt(sb.writeFile("/lib/helper.cjs", hack)),
   runnerFiles: await Promise.all(
-    ["/.yarnrc", "/bunfig.toml", "/.env", "/tsconfig.json"].map((p) => attempt(sb.writeFile(p, "x"))),
+    ["/.yarnrc", "/bunfig.toml", "/.env", "/tsconfig.json", "/.pnpmfile.mjs"].map((p) =>
+      attempt(sb.writeFile(p, "x")),
+    ),
   ),
   worker: await attempt(sb.writeFile("/node_modules/piscina/dist/worker.js", hack)),
   newPackage: await attempt(sb.writeFile("/node_modules/evil/index.js", hack)),
@@ -311,9 +313,9 @@ describe("in-process: createSandbox over the host's own app folder", () => {
     expectRefused(out.loaded, "/lib/helper.cjs", app);
   });
 
-  it("runner and installer files (.yarnrc, bunfig.toml, .env, tsconfig.json) are held", () => {
+  it("runner and installer files (.yarnrc, bunfig.toml, .env, tsconfig.json, pnpm's .pnpmfile.mjs) are held", () => {
     const runner = out.runnerFiles as unknown[];
-    const entries = ["/.yarnrc", "/bunfig.toml", "/.env", "/tsconfig.json"];
+    const entries = ["/.yarnrc", "/bunfig.toml", "/.env", "/tsconfig.json", "/.pnpmfile.mjs"];
     for (const [i, entry] of entries.entries()) expectRefused(runner[i], entry, app);
   });
 

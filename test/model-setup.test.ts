@@ -210,6 +210,26 @@ describe("secrets removed from a provider's message", () => {
     expect(scrubSecrets(text, secrets)).toBe(`key ${REDACTED}; env ${REDACTED}`);
   });
 
+  it("removes a held key a provider altered: case, line breaks, base64, hex, cut short", () => {
+    const key = "Zq8Vb2Lm9Pz4Rt6WxY3k";
+    const b64 = Buffer.from(key).toString("base64");
+    const hex = Buffer.from(key).toString("hex");
+    const cases = [
+      `split Zq8Vb2Lm9P\nz4Rt6WxY3k`,
+      `lower ${key.toLowerCase()}`,
+      `b64 ${b64}`,
+      `hex ${hex.toUpperCase()}`,
+      `prefix ${key.slice(0, 12)}…`,
+    ];
+    expect(cases.map((c) => scrubSecrets(c, [key]))).toEqual([
+      `split ${REDACTED}`,
+      `lower ${REDACTED}`,
+      `b64 ${REDACTED}`,
+      `hex ${REDACTED}`,
+      `prefix ${REDACTED}…`,
+    ]);
+  });
+
   it("removes what is shaped like a key, whoever's it is", () => {
     const cases = [
       "Incorrect API key provided: sk-proj-abcDEF123456ghiJKL789.",

@@ -175,6 +175,13 @@ export default defineWorker(async (input, ctx) => ({
   lockdown: await attempt(ctx.sandbox.writeFile("/node_modules/mountbox/dist/workers/lockdown.js", "//")),
   module: await attempt(ctx.sandbox.writeFile("/workers/tamper.js", "//")),
   data: await attempt(ctx.sandbox.writeFile("/notes.txt", "fine")),
+  // Where the worker's imports are looked up: planted there, code would be
+  // granted to and run by its next thread (found by an adversarial review).
+  planted: await Promise.all(
+    ["/workers/node_modules/mountbox/package.json", "/workers/node_modules/zod/index.js", "/workers/package.json"].map(
+      (p) => attempt(ctx.sandbox.writeFile(p, "{}")),
+    ),
+  ),
   readModule: (await ctx.sandbox.readFile("/workers/tamper.js")).includes("defineWorker"),
 }));
 `,
@@ -190,6 +197,7 @@ await host.close();
     lockdown: "path_not_writable",
     module: "path_not_writable",
     data: "written",
+    planted: ["path_not_writable", "path_not_writable", "path_not_writable"],
     readModule: true,
   });
 });

@@ -11,7 +11,7 @@
  * `src/port/`. `docs/architecture.md` follows one delegation through them.
  */
 import { realpathSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, isAbsolute, join } from "node:path";
 import type {
   UntypedWorkers,
   WorkerArgs,
@@ -32,6 +32,7 @@ import {
 import { isLlmWorker } from "../models/worker-models.js";
 import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
 import { normalizeVirtualPath } from "../sandbox/virtual-path.js";
+import { listLookupPlaces } from "../threads/module-grants.js";
 import {
   checkReadGrants,
   computeExecArgv,
@@ -107,6 +108,9 @@ export async function createHost<Workers extends object = UntypedWorkers>(
   // Fail fast on a grant that would hand a thread a sandbox folder, or a
   // declared package that is not installed.
   const grantsOf = new Map<string, string[]>();
+  // Where the workers' imports are looked up: planted code there would be
+  // granted to, and run by, their next threads.
+  const lookupPlaces = new Set<string>();
   const issues: ConfigIssue[] = [];
   for (const [name, w] of workers) {
     const code = w.module
@@ -116,14 +120,23 @@ export async function createHost<Workers extends object = UntypedWorkers>(
         : undefined;
     if (!code) continue;
     try {
-      const grants = computeWorkerGrants(typeof code === "function" ? code() : code);
+      const resolved = typeof code === "function" ? code() : code;
+      const grants = computeWorkerGrants(resolved);
       grantsOf.set(name, checkReadGrants(grants, given));
+      const folders = [
+        dirname(resolved.module),
+        ...(resolved.dependencies ?? []).filter(isAbsolute),
+      ];
+      for (const f of folders) for (const place of listLookupPlaces(f)) lookupPlaces.add(place);
     } catch (err) {
       issues.push({ path: ["workers", name, "dependencies"], message: (err as Error).message });
     }
   }
   if (issues.length > 0) throw configError(issues);
-  const root = protectCode(given, options.sandbox, basePath, [...grantsOf.values()].flat());
+  const root = protectCode(given, options.sandbox, basePath, [
+    ...[...grantsOf.values()].flat(),
+    ...lookupPlaces,
+  ]);
   // A worker `sandbox` key that some caller can never satisfy fails here,
   // naming the worker, the path and the key, instead of deep in a run.
   const unsatisfiable = checkWorkerSandboxes(root, workers, maxDepth);

@@ -85,9 +85,37 @@ export async function heldSecrets(model: unknown): Promise<string[]> {
 export function scrubSecrets(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const s of secrets) if (out.includes(s)) out = out.split(s).join(REDACTED);
+  for (const s of secrets) for (const p of listAlteredForms(s)) out = out.replace(p, REDACTED);
+  // A base64 form's padding goes with it.
+  out = out.split(`${REDACTED}=`).join(REDACTED).split(`${REDACTED}=`).join(REDACTED);
   for (const shape of KEY_SHAPES) out = out.replace(shape, REDACTED);
   out = out.replace(KEY_VALUE, (_m, name: string, value: string) =>
     value === REDACTED ? `${name}${value}` : `${name}${REDACTED}`,
   );
   return out.replace(LONG_TOKEN, (m) => (/[0-9]/.test(m) && /[A-Za-z]/.test(m) ? REDACTED : m));
+}
+
+/** Shortest stretch of a held key that is removed where it stands alone. */
+const KEY_PART = 12;
+
+/**
+ * Patterns for what a provider may make of a held key (found by an
+ * adversarial review): another case, whitespace or line breaks inside it,
+ * its base64 or hex form, or a stretch of {@link KEY_PART} characters of it
+ * (a key cut short).
+ */
+function listAlteredForms(secret: string): RegExp[] {
+  if (secret.length < 8) return [];
+  const bytes = Buffer.from(secret, "utf8");
+  const forms = [
+    secret,
+    bytes.toString("base64").replace(/=+$/, ""),
+    bytes.toString("base64url"),
+    bytes.toString("hex"),
+  ];
+  for (let i = 0; i + KEY_PART <= secret.length; i++) forms.push(secret.slice(i, i + KEY_PART));
+  return forms.map(
+    (f) =>
+      new RegExp([...f].map((c) => c.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("\\s*"), "gi"),
+  );
 }

@@ -53,6 +53,7 @@ const PACKAGE_FILES = [
   ".pnp.data.json",
   ".npmrc",
   ".pnpmfile.cjs",
+  ".pnpmfile.mjs",
   ".yarnrc",
   "bunfig.toml",
   ".env",

@@ -144,6 +144,21 @@ export function collectPackages(
 }
 
 /**
+ * Where Node looks when code in `dir` imports a package or reads its
+ * package's settings (`"type"`, `"imports"`, a self-reference): the
+ * `node_modules` folder and the `package.json` of `dir` and of every folder
+ * above it, present or not. What an agent could plant at one of them would
+ * be granted and loaded by the next thread of that worker.
+ */
+export function listLookupPlaces(dir: string): string[] {
+  const out: string[] = [];
+  for (let d = dir; ; d = dirname(d)) {
+    out.push(join(d, "node_modules"), join(d, "package.json"));
+    if (dirname(d) === d) return out;
+  }
+}
+
+/**
  * Drops duplicates and every path inside another granted folder (see the
  * module note on Node 20's grant tree), keeping the order otherwise.
  */
