@@ -221,6 +221,11 @@ describe("secrets removed from a provider's message", () => {
       `hex ${hex.toUpperCase()}`,
       `prefix ${key.slice(0, 12)}…`,
     ];
+    // Held as "Bearer KEY" too (an Authorization header): nothing of the key is left.
+    expect(scrubSecrets(`bad key ${key.toLowerCase()}`, [`Bearer ${key}`, key])).toBe(
+      `bad key ${REDACTED}`,
+    );
+    expect(scrubSecrets(`cut ${key.slice(0, 15)}`, [`Bearer ${key}`, key])).toBe(`cut ${REDACTED}`);
     expect(cases.map((c) => scrubSecrets(c, [key]))).toEqual([
       `split ${REDACTED}`,
       `lower ${REDACTED}`,

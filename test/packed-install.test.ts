@@ -6,7 +6,7 @@
  * it on 20, 22, 24 and 26). Nothing here imports the package by
  * self-reference or runs with the repository as working folder.
  */
-import { cpSync, readFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -201,6 +201,53 @@ await host.close();
     readModule: true,
   });
 });
+
+it.each([
+  ["a worker declares it", '{"name":"app","private":true,"type":"module"}', ["@repo/shared"]],
+  [
+    "the host's own package depends on it",
+    '{"name":"app","private":true,"type":"module","dependencies":{"@repo/shared":"*"}}',
+    [],
+  ],
+])(
+  "a workspace package's lookup places are protected when %s (found by an adversarial review)",
+  (_case, manifest, dependencies) => {
+    // An npm workspace: packages/shared linked into the root node_modules;
+    // its imports are looked up in packages/node_modules before the root's.
+    const mono = join(base, `ws-${dependencies.length}`);
+    const app = layOut("workspace", mono, modules);
+    const root = join(mono, "mono");
+    writeFiles(root, {
+      "packages/shared/package.json":
+        '{"name":"@repo/shared","version":"1.0.0","type":"module","exports":"./index.js","dependencies":{"shout":"1.0.0"}}',
+      "packages/shared/index.js": 'export { shout } from "shout";\n',
+    });
+    mkdirSync(join(root, "node_modules", "@repo"), { recursive: true });
+    symlinkSync("../../packages/shared", join(root, "node_modules", "@repo", "shared"), "dir");
+    writeFiles(app, {
+      "package.json": manifest,
+      "workers/plant.js": `
+import { defineWorker } from "mountbox/worker";
+const attempt = (p) => p.then(() => "written", (e) => e.code);
+export default defineWorker(async (input, ctx) => Promise.all(
+  ["/packages/node_modules/shout/index.js", "/packages/package.json", "/packages/node_modules/.bin/x"]
+    .map((p) => attempt(ctx.sandbox.writeFile(p, "export const shout = () => 'planted';")))));
+`,
+      "plant.mjs": `
+import { createHost } from "mountbox";
+const host = await createHost({ sandbox: { root: ${JSON.stringify(root)} }, basePath: import.meta.dirname,
+  workers: { plant: { module: "./workers/plant.js", dependencies: ${JSON.stringify(dependencies)} } } });
+console.log(JSON.stringify({ ok: await host.run("plant") }));
+await host.close();
+`,
+    });
+    expect(parse(runNode(join(app, "plant.mjs"), mono)).ok).toEqual([
+      "path_not_writable",
+      "path_not_writable",
+      "path_not_writable",
+    ]);
+  },
+);
 
 it("the installed bin answers --version with the package's version", () => {
   const pkg = JSON.parse(readFileSync(join(modules, "mountbox", "package.json"), "utf8")) as {

@@ -123,9 +123,13 @@ export async function createHost<Workers extends object = UntypedWorkers>(
       const resolved = typeof code === "function" ? code() : code;
       const grants = computeWorkerGrants(resolved);
       grantsOf.set(name, checkReadGrants(grants, given));
+      // The module's folder, its helper folders, and every package folder
+      // granted (a workspace package looks up its imports from its own
+      // folder upwards, e.g. packages/node_modules before the root's).
       const folders = [
         dirname(resolved.module),
         ...(resolved.dependencies ?? []).filter(isAbsolute),
+        ...grants,
       ];
       for (const f of folders) for (const place of listLookupPlaces(f)) lookupPlaces.add(place);
     } catch (err) {

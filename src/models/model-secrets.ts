@@ -85,7 +85,11 @@ export async function heldSecrets(model: unknown): Promise<string[]> {
 export function scrubSecrets(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const s of secrets) if (out.includes(s)) out = out.split(s).join(REDACTED);
-  for (const s of secrets) for (const p of listAlteredForms(s)) out = out.replace(p, REDACTED);
+  // Whole forms of every key first, then stretches of them: a stretch of
+  // "Bearer KEY" must not eat the start of KEY and leave its tail.
+  const bare = [...new Set(secrets.map((s) => s.replace(/^(?:Bearer|Basic|Token)\s+/i, "")))];
+  for (const s of bare) for (const p of listAlteredForms(s).whole) out = out.replace(p, REDACTED);
+  for (const s of bare) for (const p of listAlteredForms(s).parts) out = out.replace(p, REDACTED);
   // A base64 form's padding goes with it.
   out = out.split(`${REDACTED}=`).join(REDACTED).split(`${REDACTED}=`).join(REDACTED);
   for (const shape of KEY_SHAPES) out = out.replace(shape, REDACTED);
@@ -104,18 +108,24 @@ const KEY_PART = 12;
  * its base64 or hex form, or a stretch of {@link KEY_PART} characters of it
  * (a key cut short).
  */
-function listAlteredForms(secret: string): RegExp[] {
-  if (secret.length < 8) return [];
+function listAlteredForms(secret: string): { whole: RegExp[]; parts: RegExp[] } {
+  if (secret.length < 8) return { whole: [], parts: [] };
   const bytes = Buffer.from(secret, "utf8");
-  const forms = [
+  const whole = [
     secret,
     bytes.toString("base64").replace(/=+$/, ""),
     bytes.toString("base64url"),
     bytes.toString("hex"),
-  ];
-  for (let i = 0; i + KEY_PART <= secret.length; i++) forms.push(secret.slice(i, i + KEY_PART));
-  return forms.map(
-    (f) =>
-      new RegExp([...f].map((c) => c.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("\\s*"), "gi"),
-  );
+  ].map((f) => new RegExp(toFlexible(f), "gi"));
+  // A stretch takes the key characters next to it along: what is left of
+  // the key is never a tail shorter than a stretch.
+  const parts: RegExp[] = [];
+  for (let i = 0; i + KEY_PART <= secret.length; i++)
+    parts.push(new RegExp(`[\\w-]*${toFlexible(secret.slice(i, i + KEY_PART))}[\\w-]*`, "gi"));
+  return { whole, parts };
+}
+
+/** A pattern for `text` in any case, with whitespace allowed between its characters. */
+function toFlexible(text: string): string {
+  return [...text].map((c) => c.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("\\s*");
 }

@@ -34,7 +34,8 @@ export interface CodeLocation {
 
 /**
  * Files Node, a package manager or a runner reads at each level: manifests,
- * lockfiles, Yarn Plug'n'Play maps and caches, installer settings (Yarn
+ * lockfiles, Yarn Plug'n'Play maps and caches, `binding.gyp` (an install
+ * of the project runs node-gyp on it), installer settings (Yarn
  * classic's `.yarnrc` names the yarn to run, `bunfig.toml` a preload), the
  * environment file Node's `--env-file` and dotenv load (`NODE_OPTIONS`
  * there runs code), and `tsconfig.json` (its `paths` steer imports for
@@ -54,6 +55,7 @@ const PACKAGE_FILES = [
   ".npmrc",
   ".pnpmfile.cjs",
   ".pnpmfile.mjs",
+  "binding.gyp",
   ".yarnrc",
   "bunfig.toml",
   ".env",
@@ -161,8 +163,11 @@ function findStaticLocations(key: string, entry: string | undefined): Found {
   // (linked in from elsewhere) are added.
   const folders = out.filter((c) => c.folder).map((c) => c.host);
   for (const dir of followPackages(starts)) {
-    if (!folders.some((f) => isWithin(dir, f)))
-      out.push({ host: dir, folder: true, what: "a package the host loads" });
+    if (folders.some((f) => isWithin(dir, f))) continue;
+    out.push({ host: dir, folder: true, what: "a package the host loads" });
+    // Its imports are looked up from its own folder upwards (a workspace's
+    // packages/node_modules before the root's): those levels are host code.
+    addLevels(found, ancestorsOf(dir), add);
   }
   return found;
 }
