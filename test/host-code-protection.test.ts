@@ -136,16 +136,21 @@ describe("from the packed install, an agent cannot write the host's dependencies
       ],
       project: "/app/notes.txt",
     },
-    // Hoisted to the monorepo's root: the root is the monorepo.
+    // Hoisted to the monorepo's root: the root is the monorepo. Its
+    // package folder is the host's code: an install runs and links what
+    // is there (a package planted under the name of one the host loads
+    // replaces it: found by an adversarial review).
     workspace: {
       root: "mono",
       targets: [
         ["/node_modules/piscina/dist/worker.js", "/node_modules"],
         ["/package.json", "/package.json"],
         ["/package-lock.json", "/package-lock.json"],
-        ["/packages/app/package.json", "/packages/app/package.json"],
+        ["/packages/app/package.json", "/packages"],
+        ["/packages/zod/package.json", "/packages"],
+        ["/packages/app/notes.txt", "/packages"],
       ],
-      project: "/packages/app/notes.txt",
+      project: "/notes.txt",
     },
   };
 
@@ -183,6 +188,60 @@ describe("from the packed install, an agent cannot write the host's dependencies
     expect(out[project]).toBe("written");
     expect(readFileSync(host(project), "utf8")).toBe(HACK);
   });
+
+  it.each([
+    ["npm", "package.json workspaces", {}],
+    [
+      "pnpm",
+      "pnpm-workspace.yaml",
+      {
+        "package.json": '{"name":"mono","private":true}',
+        "pnpm-workspace.yaml": "packages:\n  - 'packages/*' # the apps\n",
+      },
+    ],
+  ])(
+    "a workspace's package folder (%s: %s): no package planted; one package mounted is writable but for its manifests",
+    (_client, _how, extra) => {
+      const dir = join(base, `members-${_client}`);
+      const app = layOut("workspace", dir, modules);
+      const mono = join(dir, "mono");
+      writeFiles(mono, extra);
+      writeFiles(app, {
+        "workers/tamper.js": TAMPER_WORKER,
+        "host.mjs": `
+import { createHost } from "mountbox";
+const [sandbox, paths] = process.argv.slice(2);
+try {
+  const host = await createHost({ sandbox: JSON.parse(sandbox), basePath: import.meta.dirname,
+    workers: { t: { module: "./workers/tamper.js" } } });
+  console.log(JSON.stringify(await host.run("t", JSON.parse(paths))));
+  await host.close();
+} catch (e) {
+  console.log(JSON.stringify({ error: e.code + ": " + e.message }));
+}
+`,
+      });
+      const run = (sandbox: object, paths: string[]) =>
+        parse(
+          runNode(join(app, "host.mjs"), app, [JSON.stringify(sandbox), JSON.stringify(paths)]),
+        );
+      const out = run({ root: mono, mounts: [`${join(mono, "packages/app")}:/work`] }, [
+        "/packages/zod/package.json",
+        "/packages/zod/index.js",
+        "/work/package.json",
+        "/work/binding.gyp",
+        "/work/notes.txt",
+      ]);
+      expectRefused(out["/packages/zod/package.json"], "/packages", base);
+      expectRefused(out["/packages/zod/index.js"], "/packages", base);
+      expectRefused(out["/work/package.json"], "/work/package.json", base);
+      expectRefused(out["/work/binding.gyp"], "/work/binding.gyp", base);
+      expect(out["/work/notes.txt"]).toBe("written");
+      // The folder itself as a writable mount cannot be held: refused at setup.
+      const folder = run({ root: join(mono, "packages") }, []);
+      expect(folder.error).toMatch(/^invalid_config: .*lies inside a workspace's packages/s);
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------

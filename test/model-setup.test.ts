@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { APICallError, createProviderRegistry } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHost as createBuiltHost, loadProgram } from "../dist/src/index.js";
 import type { Host, HostEvent, HostOptions } from "../src/index.js";
@@ -233,6 +234,47 @@ describe("secrets removed from a provider's message", () => {
       `hex ${REDACTED}`,
       `prefix ${REDACTED}…`,
     ]);
+  });
+
+  it("leaves no stretch of a held key, and touches nothing else (random text)", () => {
+    // Stretches are found, then widened over the key characters beside them
+    // by hand: a pattern that widens itself (/[\w-]*STRETCH[\w-]*/)
+    // backtracks quadratically on a long run of word characters (found by
+    // an adversarial review).
+    const key = "Zq8Vb2Lm9Pz4Rt6WxY3kQ0";
+    const stretches = Array.from({ length: key.length - 11 }, (_, i) =>
+      new RegExp([...key.slice(i, i + 12)].join("\\s*"), "i"),
+    );
+    const hasStretch = (t: string) => stretches.some((r) => r.test(t));
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.constantFrom(" ", "-", "x", "_", ".", "Z", "\n"),
+            fc.integer({ min: 0, max: key.length - 12 }).map((i) => key.slice(i, i + 12 + (i % 3))),
+          ),
+          { maxLength: 12 },
+        ),
+        (pieces) => {
+          const text = pieces.join("");
+          const out = scrubSecrets(text, [key]);
+          expect(hasStretch(out)).toBe(false);
+          if (!hasStretch(text)) expect(out).toBe(text);
+          // What is kept is the text's own, in order.
+          let at = 0;
+          for (const c of out.split(REDACTED).join("")) {
+            at = text.indexOf(c, at) + 1;
+            expect(at).toBeGreaterThan(0);
+          }
+        },
+      ),
+    );
+  });
+
+  it("looks at a message's first 4096 characters only (callers keep 2000)", () => {
+    const key = "Zq8Vb2Lm9Pz4Rt6WxY3kQ0";
+    const out = scrubSecrets(`Invalid input: ${"A".repeat(64_000)} ${key}`, [key]);
+    expect(out).toBe(`Invalid input: ${"A".repeat(4096 - 15)}`);
   });
 
   it("removes what is shaped like a key, whoever's it is", () => {

@@ -79,17 +79,26 @@ export async function heldSecrets(model: unknown): Promise<string[]> {
 }
 
 /**
- * `text` without any of `secrets` and without anything shaped like a key
- * (see {@link KEY_SHAPES}), each replaced by {@link REDACTED}.
+ * Longest text looked at: callers keep 2000 characters of a message, and
+ * the work here grows with the text (found by an adversarial review: a
+ * 16 KB provider message held the host's event loop for seconds).
+ */
+const MAX_SCRUBBED_CHARS = 4096;
+
+/**
+ * `text` (its first {@link MAX_SCRUBBED_CHARS} characters) without any of
+ * `secrets` and without anything shaped like a key (see {@link KEY_SHAPES}),
+ * each replaced by {@link REDACTED}. Linear in the text for each secret.
  */
 export function scrubSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
+  let out = text.slice(0, MAX_SCRUBBED_CHARS);
   for (const s of secrets) if (out.includes(s)) out = out.split(s).join(REDACTED);
   // Whole forms of every key first, then stretches of them: a stretch of
   // "Bearer KEY" must not eat the start of KEY and leave its tail.
   const bare = [...new Set(secrets.map((s) => s.replace(/^(?:Bearer|Basic|Token)\s+/i, "")))];
-  for (const s of bare) for (const p of listAlteredForms(s).whole) out = out.replace(p, REDACTED);
-  for (const s of bare) for (const p of listAlteredForms(s).parts) out = out.replace(p, REDACTED);
+  const forms = bare.map(listAlteredForms);
+  for (const f of forms) for (const p of f.whole) out = out.replace(p, REDACTED);
+  for (const f of forms) out = removeParts(out, f.parts);
   // A base64 form's padding goes with it.
   out = out.split(`${REDACTED}=`).join(REDACTED).split(`${REDACTED}=`).join(REDACTED);
   for (const shape of KEY_SHAPES) out = out.replace(shape, REDACTED);
@@ -102,6 +111,45 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
 /** Shortest stretch of a held key that is removed where it stands alone. */
 const KEY_PART = 12;
 
+/** Characters a key's stretch takes along on each side (what is left of the key). */
+const KEY_CHAR = /[\w-]/;
+
+/**
+ * `text` with every match of `parts` replaced by {@link REDACTED}, each
+ * widened over the key characters next to it, so that what is left of the
+ * key is never a tail shorter than a stretch. Matches are found first and
+ * widened by hand: a pattern that widens itself (`[\w-]*…[\w-]*`)
+ * backtracks quadratically on a long run of word characters.
+ */
+function removeParts(text: string, parts: readonly RegExp[]): string {
+  const spans: [number, number][] = [];
+  for (const p of parts) {
+    p.lastIndex = 0;
+    for (let m = p.exec(text); m !== null; m = p.exec(text)) {
+      let start = m.index;
+      let end = m.index + m[0].length;
+      p.lastIndex = m.index + 1;
+      while (start > 0 && KEY_CHAR.test(text[start - 1]!)) start--;
+      while (end < text.length && KEY_CHAR.test(text[end]!)) end++;
+      spans.push([start, end]);
+    }
+  }
+  if (spans.length === 0) return text;
+  spans.sort((a, b) => a[0] - b[0]);
+  let out = "";
+  let at = 0;
+  for (const [start, end] of spans) {
+    if (end <= at) continue;
+    out += start > at ? `${text.slice(at, start)}${REDACTED}` : at === 0 ? REDACTED : "";
+    at = end;
+  }
+  return out + text.slice(at);
+}
+
+/** The patterns of one key, compiled once (keys stay the same for a host's life). */
+const compiled = new Map<string, { whole: RegExp[]; parts: RegExp[] }>();
+const MAX_COMPILED = 64;
+
 /**
  * Patterns for what a provider may make of a held key (found by an
  * adversarial review): another case, whitespace or line breaks inside it,
@@ -110,6 +158,8 @@ const KEY_PART = 12;
  */
 function listAlteredForms(secret: string): { whole: RegExp[]; parts: RegExp[] } {
   if (secret.length < 8) return { whole: [], parts: [] };
+  const known = compiled.get(secret);
+  if (known) return known;
   const bytes = Buffer.from(secret, "utf8");
   const whole = [
     secret,
@@ -117,12 +167,13 @@ function listAlteredForms(secret: string): { whole: RegExp[]; parts: RegExp[] } 
     bytes.toString("base64url"),
     bytes.toString("hex"),
   ].map((f) => new RegExp(toFlexible(f), "gi"));
-  // A stretch takes the key characters next to it along: what is left of
-  // the key is never a tail shorter than a stretch.
   const parts: RegExp[] = [];
   for (let i = 0; i + KEY_PART <= secret.length; i++)
-    parts.push(new RegExp(`[\\w-]*${toFlexible(secret.slice(i, i + KEY_PART))}[\\w-]*`, "gi"));
-  return { whole, parts };
+    parts.push(new RegExp(toFlexible(secret.slice(i, i + KEY_PART)), "gi"));
+  if (compiled.size >= MAX_COMPILED) compiled.clear();
+  const forms = { whole, parts };
+  compiled.set(secret, forms);
+  return forms;
 }
 
 /** A pattern for `text` in any case, with whitespace allowed between its characters. */

@@ -32,7 +32,11 @@ export function refuseInsideHostCode(
   const issues: ConfigIssue[] = [];
   mounts.forEach((m, i) => {
     if (m.readonly) return;
-    const inside = code.find((c) => c.folder && isWithin(m.source, c.host));
+    // A workspace's package folder may hold a writable mount (a package's
+    // own files are held there), but may not be one.
+    const inside = code.find(
+      (c) => c.folder && (c.members ? m.source === c.host : isWithin(m.source, c.host)),
+    );
     if (inside === undefined) return;
     const which = m.target === "/" ? "the root '/'" : `the mount '${m.target}'`;
     issues.push({

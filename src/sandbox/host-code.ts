@@ -15,12 +15,13 @@
  * every file in `require.cache`. Only what is on the host's resolution
  * chain: a `node_modules` elsewhere (an agent's own project) is not one.
  */
-import { readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire, Module } from "node:module";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { realpathLoose } from "./real-path.js";
 import { isWithin } from "./virtual-path.js";
+import { listWorkspaceFolders } from "./workspace-members.js";
 
 /** One place holding host code, or deciding what code is installed. */
 export interface CodeLocation {
@@ -30,6 +31,12 @@ export interface CodeLocation {
   readonly folder: boolean;
   /** What it is, for messages, never a host path: `the host's node_modules`, … */
   readonly what: string;
+  /**
+   * A folder a workspace takes packages from: a writable mount may lie
+   * inside it (in one package, say), where each package's own files are
+   * held instead; a mount of the folder itself is refused.
+   */
+  readonly members?: true;
 }
 
 /**
@@ -134,6 +141,29 @@ function addLevels(
     const store = readStoreDir(join(dir, "node_modules"));
     if (store !== undefined) add(store, true, PACKAGE_STORE);
     for (const name of PACKAGE_FILES) add(join(dir, name), false, `the host's ${name}`);
+    for (const folder of listWorkspaceFolders(dir)) addWorkspaceFolder(found, folder);
+  }
+}
+
+/**
+ * A workspace's package folder: held whole where a mount shows it, and the
+ * package files of each package in it, for a writable mount inside one.
+ */
+function addWorkspaceFolder(found: Found, folder: string): void {
+  const what = "a workspace's packages (an install runs their scripts and links them)";
+  for (const host of new Set([folder, real(folder)]))
+    found.locations.push({ host, folder: true, what, members: true });
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pkg = join(folder, name);
+    if (readManifest(pkg) === undefined) continue;
+    for (const file of PACKAGE_FILES)
+      found.locations.push({ host: join(real(pkg), file), folder: false, what });
   }
 }
 
