@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { createHost as createBuiltHost, loadProgram } from "../dist/src/index.js";
 import type { Host, HostEvent, HostOptions } from "../src/index.js";
 import { assertBuilt } from "./conformance/thread.js";
@@ -310,7 +310,7 @@ describeWithBwrap("agent processes", () => {
       auditLog: audit,
       onApproval: async (r) => {
         asked.push(`${r.operation} ${r.path}`);
-        return "deny";
+        return "deny" as const;
       },
       workers: { s: { module: fx("approvals/script.js") } },
     });

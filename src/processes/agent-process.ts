@@ -8,7 +8,7 @@
  * reported with an {@link AgentThreadError}; the host goes on.
  */
 import { pathToFileURL } from "node:url";
-import { type AgentThreadError, hideHostPaths } from "../errors/index.js";
+import { hideHostPaths } from "../errors/index.js";
 import { superviseAgent } from "../threads/supervisor.js";
 import type { AgentThreadOptions, AgentThreadResult } from "../threads/thread-options.js";
 import { createOutputSink } from "../threads/thread-output.js";

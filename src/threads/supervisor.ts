@@ -131,16 +131,17 @@ export function superviseAgent(
       const m = readThreadMessage(msg, (bytes) => {
         flooding = !flood.count(bytes);
       });
-      if (flooding)
-        return fail(
+      if (flooding) {
+        fail(
           "oversize",
           `The agent posted more than ${FLOOD_MESSAGES} messages or ${FLOOD_BYTES} bytes on its ${channel} within a second; it was stopped (ctx.log drops lines past its budget instead).`,
         );
-      if (m === "oversize")
-        return fail(
-          "oversize",
-          `The agent sent an oversized message on its ${channel}; it was stopped.`,
-        );
+        return;
+      }
+      if (m === "oversize") {
+        fail("oversize", `The agent sent an oversized message on its ${channel}; it was stopped.`);
+        return;
+      }
       if (m === null) return; // not ours to act on; a hostile agent may post anything
       if (m.kind === "log") {
         const { level, message, dropped } = m;
