@@ -48,6 +48,7 @@ await runWorker(
     post: (msg: ThreadMessage) => control!.postMessage(msg),
     sandboxPort: sandboxPort!,
     signal: controller.signal,
+    seesOnlyDeclared: true,
   },
   await boot,
 );

@@ -44,6 +44,12 @@ export interface WorkerHost {
    * runs: the permission model of a thread. Absent: none is expected.
    */
   deniedAdvice?: string;
+  /**
+   * True where a package the worker did not declare is not there at all
+   * (an agent process sees only what it declared): a missing package is
+   * then reported as undeclared.
+   */
+  seesOnlyDeclared?: boolean;
 }
 
 /** Runs the module of `boot` with its input; posts one result or one error. */
@@ -77,7 +83,7 @@ export async function runWorker(host: WorkerHost, boot: ThreadBootData): Promise
   });
 
   const describe = (err: unknown, prefix?: string) =>
-    describeError(err, boot.moduleUrl, host.deniedAdvice, prefix);
+    describeError(err, boot.moduleUrl, host, prefix);
   try {
     const mod = (await import(boot.moduleUrl)) as { default?: unknown };
     const fn = pickWorker(mod.default);
@@ -118,7 +124,7 @@ function pickWorker(def: unknown): WorkerFunction {
 function describeError(
   err: unknown,
   moduleUrl: string,
-  deniedAdvice: string | undefined,
+  host: Pick<WorkerHost, "deniedAdvice" | "seesOnlyDeclared">,
   prefix?: string,
 ): { name: string; message: string; code?: string; path?: string } {
   if (err instanceof SandboxError) return err.toJSON();
@@ -127,10 +133,14 @@ function describeError(
     return { name: "Error", message: describeModuleLoadedAsCommonJs(loadedAsCommonJs) };
   const name = err instanceof Error ? err.name : "Error";
   let raw = err instanceof Error ? err.message : String(err);
-  if ((err as { code?: unknown })?.code === "ERR_ACCESS_DENIED" && deniedAdvice !== undefined) {
+  const code = (err as { code?: unknown })?.code;
+  const missing = /^Cannot find package '([^']+)'/.exec(raw)?.[1];
+  if (code === "ERR_ACCESS_DENIED" && host.deniedAdvice !== undefined) {
     // Node's own text says nothing useful (and its `resource` is a host
     // path): name what could not be read, and say what the thread may do.
-    raw = `${describeDenied((err as { resource?: unknown }).resource)} (ERR_ACCESS_DENIED: ${deniedAdvice})`;
+    raw = `${describeDenied((err as { resource?: unknown }).resource)} (ERR_ACCESS_DENIED: ${host.deniedAdvice})`;
+  } else if (code === "ERR_MODULE_NOT_FOUND" && host.seesOnlyDeclared && missing !== undefined) {
+    raw = `Cannot import '${missing}': it is not among the worker's declared 'dependencies' (add "${missing}" to them; an agent process sees only its module, mountbox/worker and what the worker declares)`;
   } else if (isNodeErrorCode((err as { code?: unknown } | null)?.code)) raw = hideHostPaths(raw);
   const message = (prefix ? `${prefix}: ${raw}` : raw).slice(0, MAX_ERROR_CHARS);
   return { name, message };
