@@ -5,7 +5,15 @@
  * and audit — and delegation composes across both kinds in any order.
  * Faults, deadlines, aborts and `close()` leave nothing running.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import {
+  chmodSync,
+  chownSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,7 +21,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createHost as createBuiltHost, loadProgram } from "../dist/src/index.js";
 import type { Host, HostEvent, HostOptions } from "../src/index.js";
 import { assertBuilt } from "./conformance/thread.js";
-import { describeWithBwrap } from "./helpers/bwrap.js";
+import { describeWithBwrap, IS_ROOT } from "./helpers/bwrap.js";
+import { AS_NOBODY, removeNobodyStage, stageForNobody } from "./helpers/nobody.js";
 import { waitForNoAgentProcesses } from "./helpers/processes.js";
 import { makeTempDir, removeDir, writeTree } from "./helpers/tree.js";
 
@@ -362,6 +371,51 @@ describeWithBwrap("agent processes", () => {
       ✖ expected "thread" (a hardened worker thread) or "process" (a confined process) → at workers.a.isolation"
     `);
   });
+
+  it.runIf(IS_ROOT)(
+    "run from a host that is not root (nobody): the same confinement",
+    async () => {
+      const staged = stageForNobody();
+      try {
+        const dir = realpathSync(makeTempDir("mountbox-process-nobody-"));
+        writeTree(join(dir, "root"), { src: { "a.ts": "export const a = 1;\n" }, out: {} });
+        writeTree(join(dir, "ro"), { "r.txt": "r" });
+        chmodSync(dir, 0o755);
+        for (const p of [
+          dir,
+          ...readdirSync(dir, { recursive: true }).map((n) => join(dir, String(n))),
+        ])
+          chownSync(p, 65534, 65534);
+        const run = await new Promise<string>((done, fail) =>
+          execFile(
+            "setpriv",
+            [
+              ...AS_NOBODY,
+              staged.node,
+              staged.fixture("process/nobody-host.mjs"),
+              join(dir, "root"),
+              join(dir, "ro"),
+            ],
+            { encoding: "utf8", timeout: 60_000 },
+            (err, stdout, stderr) =>
+              err ? fail(new Error(`${err.message}\n${stderr}`)) : done(stdout),
+          ),
+        );
+        const out = JSON.parse(run.trim().split("\n").at(-1) ?? "{}");
+        expect(out.error).toBeUndefined();
+        expect(out.uid).toBe(65534);
+        expect(out.where.env).toEqual({});
+        expect(out.where.pid).toBeLessThan(10);
+        expect(out.io.read).toEqual({ ok: "export const a = 1;\n" });
+        expect(out.io.readBack).toEqual({ ok: "written by a process" });
+        expect(out.io.refused.code).toBe("path_not_writable");
+        removeDir(dir);
+      } finally {
+        removeNobodyStage();
+      }
+    },
+    60_000,
+  );
 
   it("where bubblewrap cannot be used, createHost says so for each process worker", async () => {
     const saved = process.env.MOUNTBOX_BWRAP;
