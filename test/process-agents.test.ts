@@ -145,6 +145,16 @@ describeWithBwrap("agent processes", () => {
     }
   });
 
+  it("carry big writes and big reads at once, both ways, without stalling", async () => {
+    const host = await hostWith({ a: { module: AGENT } });
+    try {
+      // 4 × 8 MiB written and read back while the next are written: 12 reads.
+      expect(await host.run("a", { kind: "bulk", mb: 8, files: 4, rounds: 4 })).toBe(12);
+    } finally {
+      await host.close();
+    }
+  }, 60_000);
+
   it("pass stdout, stderr and ctx.log on as log lines", async () => {
     const logs: { stream?: string; message: string; level: string }[] = [];
     const host = await hostWith(

@@ -41,6 +41,14 @@ export interface FramedPortsOptions {
    * frame for no lane: nothing more is read, and the stream is destroyed.
    */
   onViolation?: (violation: FrameViolation) => void;
+  /**
+   * Stop reading the other side's frames while more than a few MiB sent to
+   * it are not yet taken (the host's side: replies never pile up in the
+   * host for a process that does not read them). Only one side may do
+   * this: two sides that both stopped reading while they wait for the
+   * other to read would wait forever.
+   */
+  pauseWhenBacklogged?: boolean;
 }
 
 /** A frame the other side should not have sent. */
@@ -153,7 +161,7 @@ export function openFramedPorts(stream: Duplex, opts: FramedPortsOptions): Frame
           stream.uncork();
           // The other side is not reading: stop reading its requests until
           // it has taken what was sent, so replies never pile up here.
-          if (stream.writableLength > HIGH_WATER && !paused) {
+          if (opts.pauseWhenBacklogged && stream.writableLength > HIGH_WATER && !paused) {
             paused = true;
             stream.pause();
             stream.once("drain", () => {

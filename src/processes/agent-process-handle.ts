@@ -71,6 +71,7 @@ export function startAgentProcess(
         ports = openFramedPorts(socket, {
           lanes: 2,
           maxFrameBytes: Math.max(maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES) + FRAME_SLACK,
+          pauseWhenBacklogged: true,
           onViolation: (v) => {
             violated = true;
             stop.abort();
