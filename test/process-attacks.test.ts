@@ -25,7 +25,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import inspector from "node:inspector";
+import * as inspector from "node:inspector";
 import { connect, createServer, type Server } from "node:net";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -230,13 +230,15 @@ describeWithBwrap("agent processes under attack (no lockdown: the kernel is the 
     expect(existsSync(join("/dev/shm", TMP_NAME))).toBe(false);
     expect(existsSync(join(root, "pwned.txt"))).toBe(false);
     expect(existsSync(join(base, "outside.txt.pwned"))).toBe(false);
-    expect(existsSync("/usr/pwned") || existsSync("/etc/pwned")).toBe(false);
-    expect(readFileSync("/etc/passwd", "utf8").endsWith("x")).toBe(false);
+    expect(existsSync(`/usr/${TMP_NAME}`) || existsSync(`/etc/${TMP_NAME}`)).toBe(false);
     await hostStillServes();
   });
 
   it("a module inside the sandbox sees only itself there, and its manifest's loading fields", async () => {
-    const out = await (await theHost()).run("inside", { mode: "files", ...paths() });
+    const out = (await (await theHost()).run("inside", { mode: "files", ...paths() })) as Record<
+      string,
+      string
+    >;
     expect(stable(out)).toMatchInlineSnapshot(`
       {
         "append /etc/passwd": "EROFS",
@@ -279,7 +281,7 @@ describeWithBwrap("agent processes under attack (no lockdown: the kernel is the 
       "stat root via /proc/self/root",
       "stat root via /proc/1/root",
     ]);
-    expect((out as Record<string, string>)["read root manifest"]).toBe("ok: loading fields only");
+    expect(out["read root manifest"]).toBe("ok: loading fields only");
     await hostStillServes();
   });
 
@@ -548,7 +550,10 @@ describeWithBwrap("agent processes under attack (no lockdown: the kernel is the 
         { signal: stop.signal },
       )
       .catch((e: Error & { reason?: string }) => e.reason);
-    await logLine("holder", /^ready$/);
+    await Promise.race([
+      logLine("holder", /^ready$/),
+      held.then((r) => Promise.reject(new Error(`the holder ended first: ${r}`))),
+    ]);
     expect(readFileSync(join(root, "a/held.txt"), "utf8")).toBe(secret);
     const out = await h.run("peeker", {
       mode: "peek",
