@@ -5,7 +5,7 @@
  * and audit — and delegation composes across both kinds in any order.
  * Faults, deadlines, aborts and `close()` leave nothing running.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import {
   chmodSync,
   chownSync,
@@ -16,7 +16,7 @@ import {
 } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createHost as createBuiltHost, loadProgram } from "../dist/src/index.js";
 import type { Host, HostEvent, HostOptions } from "../src/index.js";
@@ -315,6 +315,18 @@ describeWithBwrap("agent processes", () => {
     }
     expect(await waitForNoAgentProcesses()).toEqual([]);
   }, 30_000);
+
+  it("a host whose last work is close() waits for its spares to end, then exits", () => {
+    const dist = pathToFileURL(
+      fileURLToPath(new URL("../dist/src/index.js", import.meta.url)),
+    ).href;
+    const run = spawnSync(process.execPath, [fx("process/close-host.mjs"), dist, AGENT], {
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    // 13: Node's "unsettled top-level await" (close() never resolved).
+    expect([run.status, run.stdout.trim()], run.stderr).toEqual([0, "closed"]);
+  });
 
   it("approvals and the audit log see a process agent's operations as a thread's", async () => {
     const audit = join(base, "audit.jsonl");

@@ -144,6 +144,7 @@ export function openFramedPorts(stream: Duplex, opts: FramedPortsOptions): Frame
   let open = opts.lanes;
   let failed = false;
   let paused = false;
+  let corked = false;
   const refs = new Refs(opts.lanes, stream);
   const ports: FramedPort[] = [];
   for (let lane = 0; lane < opts.lanes; lane++) {
@@ -155,10 +156,18 @@ export function openFramedPorts(stream: Duplex, opts: FramedPortsOptions): Frame
           head.writeUInt32BE(body.length + 1, 0);
           head.writeUInt8(lane, 4);
           if (stream.destroyed || !stream.writable) return;
-          stream.cork();
+          // Frames posted in one turn leave in one write (64 reads sent at
+          // once are one system call, not 128).
+          if (!corked) {
+            corked = true;
+            stream.cork();
+            process.nextTick(() => {
+              corked = false;
+              stream.uncork();
+            });
+          }
           stream.write(head);
           stream.write(body);
-          stream.uncork();
           // The other side is not reading: stop reading its requests until
           // it has taken what was sent, so replies never pile up here.
           if (opts.pauseWhenBacklogged && stream.writableLength > HIGH_WATER && !paused) {

@@ -44,7 +44,12 @@ export class ProcessSpares {
     this.#closed = true;
     const idle = [...this.#idle.values()].flatMap((s) => [...s]);
     for (const s of this.#idle.values()) s.clear();
-    for (const p of idle) p.kill();
+    for (const p of idle) {
+      // Held again while they die: a host whose last work is this close()
+      // must wait for their exit, not end with it pending.
+      p.setRef(true);
+      p.kill();
+    }
     await Promise.all(idle.map((p) => p.exited));
   }
 
