@@ -100,6 +100,11 @@ export async function compare(
   bench.add(name, awaitable(subject), fnOpts).add(baselineName, awaitable(baseline), fnOpts);
   await bench.run();
   const [a, b] = bench.tasks;
+  // A task that threw has no figures: say why, instead of reading nothing.
+  for (const t of [a, b]) {
+    const error = (t?.result as { error?: unknown } | undefined)?.error;
+    if (error !== undefined) throw error;
+  }
   const hz = a?.result?.throughput.mean ?? 0;
   const bhz = b?.result?.throughput.mean ?? 0;
   const row: BenchRow = {

@@ -51,6 +51,8 @@ function walkStaticImports(root: string, entryDir: string): Walk {
 const THREAD_MAY_LOAD = [
   /^src\/errors(\.js|\/)/,
   /^src\/port\/protocol\.js$/,
+  // The framing of a process agent's channel (Node's own modules only).
+  /^src\/port\/frames\.js$/,
   /^src\/sandbox\/types\.js$/,
   /^src\/tools\//,
   /^src\/ai-sdk\//,
@@ -94,7 +96,8 @@ describe("thread code loads nothing host-side", () => {
       'src/tools/grep.js: "../pool/index.js"',
       'src/tools/grep.js: "../sandbox/sandbox.js"',
       'src/tools/index.js: "./approvals.js"',
-      "workers/entry.js: boot.moduleUrl",
+      "workers/process-entry.js: preload",
+      "workers/run-worker.js: boot.moduleUrl",
     ]);
   });
 });

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt } from "./conformance/thread.js";
+import { HAS_BWRAP, REQUIRE_BWRAP } from "./helpers/bwrap.js";
 import { readAllDocs } from "./helpers/docs.js";
 import { packAndInstall, runNode, writeFiles } from "./helpers/packed.js";
 import { makeTempDir, removeDir } from "./helpers/tree.js";
@@ -64,11 +65,11 @@ export default defineWorker(async () => "typeless ran");
 `,
   // An ES module host in the CommonJS app: runs one worker, prints one JSON line.
   "host.mjs": `import { createHost } from "mountbox";
-const [root, name, module, input] = process.argv.slice(2);
+const [root, name, module, input, isolation] = process.argv.slice(2);
 let host;
 try {
   host = await createHost({ sandbox: { root }, basePath: import.meta.dirname,
-    workers: { [name]: { module, dependencies: ["./workers/lib"] } } });
+    workers: { [name]: { module, dependencies: ["./workers/lib"], isolation } } });
   console.log(JSON.stringify({ ok: await host.run(name, JSON.parse(input)) }));
 } catch (e) {
   console.log(JSON.stringify({ error: e.message, code: e.code, reason: e.reason }));
@@ -119,8 +120,15 @@ function runWorker(
   name: string,
   module: string,
   input: unknown = null,
+  isolation = "thread",
 ): { ok?: unknown; error?: string; code?: string; reason?: string } {
-  const run = runNode(join(app, "host.mjs"), neutral, [root, name, module, JSON.stringify(input)]);
+  const run = runNode(join(app, "host.mjs"), neutral, [
+    root,
+    name,
+    module,
+    JSON.stringify(input),
+    isolation,
+  ]);
   const line = run.stdout.trim().split("\n").pop() ?? "";
   try {
     return JSON.parse(line);
@@ -135,6 +143,29 @@ function stable(message: string | undefined): string {
 }
 
 describe('an app whose package.json says "type": "commonjs"', () => {
+  // An agent process loads its module as a thread does (its view has the
+  // module-loading fields of the app's package.json).
+  it.runIf(HAS_BWRAP || REQUIRE_BWRAP)(
+    "its workers run as processes as they run as threads",
+    () => {
+      const cases: [string, string, unknown][] = [
+        ["main", "./workers/main.js", null],
+        ["side", "./workers/side.mjs", "quiet"],
+        ["legacy", "./workers/legacy.js", null],
+        ["typeless", "./typeless/main.js", null],
+        ["typed", "./workers/typed.ts", { n: 21 }],
+      ];
+      for (const [name, module, input] of cases) {
+        const thread = runWorker(name, module, input);
+        const proc = runWorker(name, module, input, "process");
+        expect(stable(proc.error).replace(/agent process/g, "agent thread"), name).toBe(
+          stable(thread.error),
+        );
+        expect([name, proc.ok]).toEqual([name, thread.ok]);
+      }
+    },
+  );
+
   it("runs the README's ES module worker named .js, and the helper files it imports", () => {
     const out = runWorker("main", "./workers/main.js");
     if (HOOKS) expect(out).toEqual({ ok: { words: 3 } });

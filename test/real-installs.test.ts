@@ -12,6 +12,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt } from "./conformance/thread.js";
+import { HAS_BWRAP, REQUIRE_BWRAP } from "./helpers/bwrap.js";
 import { CLIENTS, type Client, ensureClients, installApp } from "./helpers/clients.js";
 import { packTarball, runNode, writeFiles } from "./helpers/packed.js";
 import { makeTempDir, removeDir } from "./helpers/tree.js";
@@ -38,7 +39,7 @@ export default defineWorker(async () => (await import("zod")).z.string().parse("
 const HOST = `
 import * as aiTest from "ai/test";
 import { createHost } from "mountbox";
-const [root, which, declare] = process.argv.slice(2);
+const [root, which, declare, isolation = "thread"] = process.argv.slice(2);
 const Mock = aiTest.MockLanguageModelV4 ?? aiTest.MockLanguageModelV3;
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
@@ -56,6 +57,7 @@ const model = new Mock({
 const host = await createHost({
   sandbox: { root },
   basePath: import.meta.dirname,
+  isolation,
   models: { m: model },
   workers: {
     code: { module: "./workers/code.js", dependencies: ["ai"] },
@@ -138,4 +140,26 @@ describe.each(CASES)("installed by %s with ai %i", (client, aiMajor) => {
     expect(refused.error).not.toContain(base);
     expect(host("undeclared", "zod")).toEqual({ ok: "x" });
   });
+
+  // The same app's agents in confined processes: each sees exactly its own
+  // files, laid out as the client laid them out (links recreated).
+  it.runIf(HAS_BWRAP || REQUIRE_BWRAP)("runs the code worker as a process", () => {
+    expect(host("code", "", "process")).toEqual({ ok: { text: "hello", tool: "object" } });
+  });
+
+  it.runIf(HAS_BWRAP || REQUIRE_BWRAP)("runs the LLM worker as a process", () => {
+    expect(host("llm", "", "process")).toEqual({ ok: "read: hello" });
+  });
+
+  it.runIf(HAS_BWRAP || REQUIRE_BWRAP)(
+    "refuses an undeclared import in a process, and its advice works",
+    () => {
+      const refused = host("undeclared", "", "process");
+      expect(refused.reason).toBe("threw");
+      expect(refused.error).toContain(`Cannot import 'zod'`);
+      expect(refused.error).toContain(`add "zod" to them`);
+      expect(refused.error).not.toContain(base);
+      expect(host("undeclared", "zod", "process")).toEqual({ ok: "x" });
+    },
+  );
 });

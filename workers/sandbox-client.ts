@@ -4,8 +4,8 @@
  * pending calls, errors rebuilt with their mountbox class, and no extra
  * package for the thread to load.
  */
-import type { MessagePort } from "node:worker_threads";
 import { SandboxError } from "../src/errors/index.js";
+import type { PortLike } from "../src/port/frames.js";
 import {
   ACK_OP,
   type FileEdit,
@@ -57,12 +57,13 @@ export interface SandboxClient {
 }
 
 /** Creates the `ctx.sandbox` client for the sandbox `port`. */
-export function createSandboxClient(port: MessagePort): SandboxClient {
+export function createSandboxClient(port: PortLike): SandboxClient {
   const pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   let nextId = 0;
   let closed = false;
 
-  port.on("message", (reply: PortReply) => {
+  port.on("message", (data: unknown) => {
+    const reply = data as PortReply;
     if (reply.id === null) return; // a refusal of something this client never sent
     const p = pending.get(reply.id);
     if (!p) return;

@@ -17,11 +17,13 @@ import { ToolCallTracker } from "../models/tool-call-tracker.js";
 import { isLlmWorker, type WorkerModel } from "../models/worker-models.js";
 import { createFairScheduler, type FairScheduler } from "../port/fair-scheduler.js";
 import type { Attachment } from "../port/protocol.js";
+import { runAgentProcess } from "../processes/agent-process.js";
+import type { ProcessSetup } from "../processes/process-setup.js";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
 import { runAgentThread } from "../threads/agent-thread.js";
 import { canRestrictNetwork, llmWorkerCode } from "../threads/permissions.js";
 import type { SparePools } from "../threads/spare-pool.js";
-import type { AgentThreadOptions } from "../threads/thread-options.js";
+import type { AgentThreadOptions, AgentThreadResult } from "../threads/thread-options.js";
 import { Admission, type ThreadWatch } from "./admission.js";
 import { type Agent, createAgent, pickDeadline, startDeadlineTimer } from "./agent.js";
 import { reportFailed, reportFinished, reportLog, reportStarted } from "./agent-events.js";
@@ -48,6 +50,8 @@ export interface AgentRunnerOptions {
   maxThreads: number;
   hub: EventHub;
   pool: SparePools | undefined;
+  /** How process agents run (when some worker has `isolation: "process"`). */
+  processes?: ProcessSetup | undefined;
   /** Each LLM worker's model (see `resolveWorkerModels`). */
   models?: Map<string, WorkerModel>;
   /** Approvals, expansion and audit; absent → no approver, no expansion, no log. */
@@ -59,6 +63,7 @@ export class AgentRunner {
   readonly #workers: Map<string, WorkerSpec>;
   readonly #hub: EventHub;
   readonly #pool: SparePools | undefined;
+  readonly #processes: ProcessSetup | undefined;
   readonly #models: Map<string, WorkerModel>;
   readonly #approvals: RunnerApprovals | undefined;
   readonly #admission: Admission;
@@ -71,6 +76,7 @@ export class AgentRunner {
     this.#workers = opts.workers;
     this.#hub = opts.hub;
     this.#pool = opts.pool;
+    this.#processes = opts.processes;
     this.#models = opts.models ?? new Map();
     this.#approvals = opts.approvals;
     this.#admission = new Admission(opts);
@@ -165,7 +171,7 @@ export class AgentRunner {
       if (attachments) opts.attachments = attachments;
       thread = this.#admission.watchThread();
       opts.onThreadExit = thread.onThreadExit;
-      const { value } = await runAgentThread(opts);
+      const { value } = await this.#run(agent, opts);
       reportFinished(this.#hub, agent, started);
       return value;
     } catch (err) {
@@ -178,6 +184,18 @@ export class AgentRunner {
       // Whatever happened, nothing below this agent outlives it.
       agent.controller.abort();
     }
+  }
+
+  /** Runs the agent in a thread, or in a confined process if its worker says so. */
+  #run(agent: Agent, opts: AgentThreadOptions): Promise<AgentThreadResult> {
+    const processes = this.#processes;
+    if (agent.spec.isolation !== "process" || processes === undefined) return runAgentThread(opts);
+    const spare = processes.spares?.take(agent.worker);
+    return runAgentProcess({
+      ...opts,
+      confinement: processes.confinement,
+      ...(spare ? { processSpare: spare } : {}),
+    });
   }
 
   /**
@@ -197,7 +215,9 @@ export class AgentRunner {
         `Worker '${agent.worker}' has no module and no model: give it 'module', or 'instructions' and a 'model' from createHost({ models }).`,
       );
     }
-    if (agent.spec.network !== true && !canRestrictNetwork()) warnNetworkOnce();
+    // A process agent has the network only if it asks (its own namespace).
+    if (agent.spec.network !== true && agent.spec.isolation !== "process" && !canRestrictNetwork())
+      warnNetworkOnce();
     // An LLM agent runs the built-in LLM worker module; its thread never
     // needs the network (the host makes the model calls).
     const code = model
@@ -227,7 +247,10 @@ export class AgentRunner {
       scheduler: this.#scheduler,
       onLog: (entry) => reportLog(this.#hub, agent, entry),
     };
-    if (agent.spec.maxOldGenerationSizeMb !== undefined) {
+    if (agent.spec.isolation === "process") {
+      if (agent.spec.maxOldGenerationSizeMb !== undefined)
+        opts.resourceLimits = { maxOldGenerationSizeMb: agent.spec.maxOldGenerationSizeMb };
+    } else if (agent.spec.maxOldGenerationSizeMb !== undefined) {
       opts.resourceLimits = { maxOldGenerationSizeMb: agent.spec.maxOldGenerationSizeMb };
     } else if (this.#pool && usesSpare(agent.spec)) {
       const spare = this.#pool.take(agent.worker);
@@ -253,7 +276,10 @@ export class AgentRunner {
 export function usesSpare(spec: WorkerSpec): boolean {
   // LLM workers run the built-in module, whose grants spares do not have.
   return (
-    spec.maxOldGenerationSizeMb === undefined && spec.network !== true && spec.module !== undefined
+    spec.maxOldGenerationSizeMb === undefined &&
+    spec.network !== true &&
+    spec.module !== undefined &&
+    spec.isolation !== "process"
   );
 }
 

@@ -22,7 +22,8 @@ import {
   type SandboxConfig,
 } from "./sandbox-config.js";
 import { checkWorkerName } from "./worker-config.js";
-import { convertZodIssues, positiveInt } from "./yaml-schema.js";
+import type { Isolation } from "./worker-spec.js";
+import { convertZodIssues, isolationSchema, positiveInt } from "./yaml-schema.js";
 
 /** The top level of program.yaml, validated (workers not yet checked against the files). */
 export interface ProgramFileConfig {
@@ -38,6 +39,10 @@ export interface ProgramFileConfig {
   /** `audit_log`: the audit log's file, relative to the program folder. */
   auditLog?: string;
   warmThreads?: number;
+  /** `warm_processes`: warm spare processes per process worker. */
+  warmProcesses?: number;
+  /** `isolation`: where workers run unless they say otherwise. */
+  isolation?: Isolation;
   /** Raw worker entries by name (validated one by one with `parseWorkerEntry`). */
   workers: Record<string, unknown>;
 }
@@ -56,6 +61,12 @@ const programFileSchema = z.strictObject({
     .int("expected a non-negative integer (threads)")
     .nonnegative("expected a non-negative integer (threads)")
     .optional(),
+  warm_processes: z
+    .number({ error: "expected a non-negative integer (processes)" })
+    .int("expected a non-negative integer (processes)")
+    .nonnegative("expected a non-negative integer (processes)")
+    .optional(),
+  isolation: isolationSchema.optional(),
   // Checked entry by entry, so every entry's issues are reported with its name.
   workers: z.unknown().optional(),
 });
@@ -86,6 +97,8 @@ export function parseProgramFile(raw: unknown, issues: ConfigIssue[]): ProgramFi
     if (data.max_agents !== undefined) out.maxAgents = data.max_agents;
     if (data.audit_log !== undefined) out.auditLog = data.audit_log;
     if (data.warm_threads !== undefined) out.warmThreads = data.warm_threads;
+    if (data.warm_processes !== undefined) out.warmProcesses = data.warm_processes;
+    if (data.isolation !== undefined) out.isolation = data.isolation;
   } else {
     issues.push(...convertZodIssues(result.error, [], () => PROGRAM_KEYS));
   }

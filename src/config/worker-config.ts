@@ -7,7 +7,7 @@ import { z } from "zod";
 import type { ConfigIssue } from "../errors/index.js";
 import { type ProgramSandboxShape, parseWorkerSandboxKey } from "./worker-sandbox-config.js";
 import type { WorkerSpec } from "./worker-spec.js";
-import { convertZodIssues, type KeyPath, positiveInt } from "./yaml-schema.js";
+import { convertZodIssues, isolationSchema, type KeyPath, positiveInt } from "./yaml-schema.js";
 
 /** A worker as configured: its spec plus the keys the host does not use (yet). */
 export interface WorkerDefinition {
@@ -37,6 +37,7 @@ const commonWorkerKeys = {
     .optional(),
   network: z.boolean().optional(),
   shell: z.boolean().optional(),
+  isolation: isolationSchema.optional(),
 };
 
 const workerEntrySchema = z.strictObject({
@@ -158,6 +159,7 @@ export function parseWorkerEntry(
   if (data.timeout_ms !== undefined) spec.timeoutMs = data.timeout_ms;
   if (data.dependencies !== undefined) spec.dependencies = data.dependencies;
   if (data.network !== undefined) spec.network = data.network;
+  if (data.isolation !== undefined) spec.isolation = data.isolation;
   if (data.max_old_generation_size_mb !== undefined)
     spec.maxOldGenerationSizeMb = data.max_old_generation_size_mb;
   if (data.shell !== undefined) spec.shell = data.shell;

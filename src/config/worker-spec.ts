@@ -71,4 +71,16 @@ export interface WorkerSpec {
    * always has it, and the host warns once when such a worker runs.
    */
   network?: boolean;
+  /**
+   * Where the agent's code runs: `"thread"` (default), a hardened worker
+   * thread of the host process — fast, a seat belt for trusted code — or
+   * `"process"`, its own Node process under kernel confinement (bubblewrap,
+   * Linux), which sees none of the sandbox's areas and reaches them only
+   * through the host: for code no one reviewed. The same module runs
+   * unchanged either way.
+   */
+  isolation?: Isolation;
 }
+
+/** Where an agent's code runs; see {@link WorkerSpec.isolation}. */
+export type Isolation = "thread" | "process";

@@ -17,6 +17,11 @@ export const positiveInt = (what: string) =>
     .int(`expected a positive integer (${what})`)
     .positive(`expected a positive integer (${what})`);
 
+/** `isolation`: where a worker's code runs. */
+export const isolationSchema = z.enum(["thread", "process"], {
+  error: 'expected "thread" (a hardened worker thread) or "process" (a confined process)',
+});
+
 /** Converts zod issues, replacing unknown-key messages with hints for our own keys. */
 export function convertZodIssues(
   error: z.ZodError,

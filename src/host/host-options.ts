@@ -8,7 +8,7 @@ import { isAbsolute, resolve } from "node:path";
 import type { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import type { OnApproval } from "../approvals/approval-types.js";
-import type { WorkerSpec } from "../config/worker-spec.js";
+import type { Isolation, WorkerSpec } from "../config/worker-spec.js";
 import { type ConfigIssue, configError, escapeControl } from "../errors/index.js";
 import { DEFAULT_MODEL_RETRIES } from "../models/model-retries.js";
 import { isLlmWorker, resolveWorkerModels, type WorkerModel } from "../models/worker-models.js";
@@ -27,6 +27,8 @@ const HOST_KEYS = [
   "maxAgents",
   "maxThreads",
   "warmThreads",
+  "warmProcesses",
+  "isolation",
   "onEvent",
   "name",
   "models",
@@ -54,6 +56,7 @@ const SPEC_KEYS = [
   "maxSteps",
   "stream",
   "shell",
+  "isolation",
 ];
 
 /** Host options after validation. */
@@ -64,6 +67,7 @@ export interface CheckedHostOptions {
   maxAgents: number;
   maxThreads: number;
   warmThreads: number;
+  warmProcesses: number;
   /** Each LLM worker's model, resolved from `models`. */
   models: Map<string, WorkerModel>;
   /** Issue 13: the approver, the audit log target, dynamic expansion (as given; checked). */
@@ -90,13 +94,19 @@ export function checkHostOptions(options: HostOptions): CheckedHostOptions {
   const maxDepth = checkCount(options.maxDepth, 5, "maxDepth", 1, issues);
   const out: CheckedHostOptions = {
     basePath,
-    workers: checkWorkers(options.workers, basePath, issues),
+    workers: checkWorkers(
+      options.workers,
+      basePath,
+      checkIsolation(options.isolation, ["isolation"], issues) ?? "thread",
+      issues,
+    ),
     maxDepth,
     maxAgents,
     // Callers waiting on callees keep their threads: by default room for
     // one chain of full depth beside the other running agents.
     maxThreads: checkCount(options.maxThreads, maxAgents + maxDepth - 1, "maxThreads", 1, issues),
     warmThreads: checkCount(options.warmThreads, 0, "warmThreads", 0, issues),
+    warmProcesses: checkCount(options.warmProcesses, 0, "warmProcesses", 0, issues),
     models: new Map(),
     onApproval: undefined,
     auditLog: undefined,
@@ -192,6 +202,7 @@ function checkCount(
 function checkWorkers(
   raw: unknown,
   basePath: string,
+  isolation: Isolation,
   issues: ConfigIssue[],
 ): Map<string, WorkerSpec> {
   const out = new Map<string, WorkerSpec>();
@@ -230,6 +241,8 @@ function checkWorkers(
     for (const k of ["network", "shell"] as const)
       if (spec[k] !== undefined && typeof spec[k] !== "boolean")
         issues.push({ path: [...at, k], message: "expected true or false" });
+    // Every spec says where it runs from here on (the host's default filled in).
+    spec.isolation = checkIsolation(spec.isolation, [...at, "isolation"], issues) ?? isolation;
     checkLlmKeys(spec, at, issues);
     out.set(name, spec);
   }
@@ -241,6 +254,20 @@ function checkWorkers(
     });
   }
   return out;
+}
+
+/** Checks an `isolation` value (undefined when absent or wrong). */
+function checkIsolation(
+  value: unknown,
+  at: (string | number)[],
+  issues: ConfigIssue[],
+): Isolation | undefined {
+  if (value === undefined || value === "thread" || value === "process") return value;
+  issues.push({
+    path: at,
+    message: 'expected "thread" (a hardened worker thread) or "process" (a confined process)',
+  });
+  return undefined;
 }
 
 /** Checks the LLM keys of a spec: `instructions`, `model`, `maxSteps`, `stream`, `tools`. */

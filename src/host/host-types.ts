@@ -6,7 +6,7 @@
 import type { Writable } from "node:stream";
 import type { OnApproval } from "../approvals/approval-types.js";
 import type { SandboxConfig } from "../config/sandbox-config.js";
-import type { WorkerSpec } from "../config/worker-spec.js";
+import type { Isolation, WorkerSpec } from "../config/worker-spec.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 
 export type {
@@ -15,7 +15,7 @@ export type {
   ApprovalRequest,
   OnApproval,
 } from "../approvals/approval-types.js";
-export type { WorkerSandboxSpec, WorkerSpec } from "../config/worker-spec.js";
+export type { Isolation, WorkerSandboxSpec, WorkerSpec } from "../config/worker-spec.js";
 
 /** Options of `createHost`. */
 export interface HostOptions {
@@ -38,6 +38,17 @@ export interface HostOptions {
   maxThreads?: number;
   /** Spare threads started ahead of need, each used once. Default 0. */
   warmThreads?: number;
+  /**
+   * Where workers run unless their spec says otherwise: `"thread"` (the
+   * default) or `"process"` (its own Node process under kernel confinement;
+   * Linux with bubblewrap). See {@link WorkerSpec.isolation}.
+   */
+  isolation?: Isolation;
+  /**
+   * Spare processes started (and their module imported) ahead of need for
+   * each process worker, each used once. Default 0.
+   */
+  warmProcesses?: number;
   /** Called with every event, synchronously. */
   onEvent?: (event: HostEvent) => void;
   /** Program name (from program.yaml), for events and messages. */

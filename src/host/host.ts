@@ -30,6 +30,7 @@ import {
   ioError,
 } from "../errors/index.js";
 import { isLlmWorker } from "../models/worker-models.js";
+import { setUpProcesses } from "../processes/process-setup.js";
 import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
 import { normalizeVirtualPath } from "../sandbox/virtual-path.js";
 import { listLookupPlaces } from "../threads/module-grants.js";
@@ -45,7 +46,7 @@ import { type AuditLog, openAuditLog } from "./audit-log.js";
 import { EventHub } from "./event-hub.js";
 import { guardProcessSignals } from "./host-guards.js";
 import { checkHostOptions } from "./host-options.js";
-import type { HostEvent, HostOptions } from "./host-types.js";
+import type { HostEvent, HostOptions, WorkerSpec } from "./host-types.js";
 
 export type { SuggestedSandbox } from "../approvals/suggested-sandbox.js";
 
@@ -113,14 +114,9 @@ export async function createHost<Workers extends object = UntypedWorkers>(
   const lookupPlaces = new Set<string>();
   const issues: ConfigIssue[] = [];
   for (const [name, w] of workers) {
-    const code = w.module
-      ? { module: w.module, dependencies: w.dependencies ?? [] }
-      : isLlmWorker(w)
-        ? llmWorkerCode
-        : undefined;
-    if (!code) continue;
+    if (!w.module && !isLlmWorker(w)) continue;
     try {
-      const resolved = typeof code === "function" ? code() : code;
+      const resolved = codeOf(w);
       const grants = computeWorkerGrants(resolved);
       grantsOf.set(name, checkReadGrants(grants, given));
       // The module's folder, its helper folders, and every package folder
@@ -164,6 +160,9 @@ export async function createHost<Workers extends object = UntypedWorkers>(
     warmThreads > 0 && spareArgv.size > 0
       ? new SparePools(warmThreads, spareArgv, DEFAULT_RESOURCE_LIMITS)
       : undefined;
+  // Process workers: kernel confinement must work here (else a ConfigError),
+  // and their spares start now.
+  const processes = await setUpProcesses(workers, root, checked.warmProcesses, codeOf);
   const hub = new EventHub(options.onEvent);
   const grants = new GrantBook(workers);
   // A log that cannot be written stops everything: nothing runs unaudited.
@@ -186,6 +185,7 @@ export async function createHost<Workers extends object = UntypedWorkers>(
     maxThreads,
     hub,
     pool,
+    processes,
     models,
     approvals: {
       onApproval: checked.onApproval,
@@ -226,12 +226,20 @@ export async function createHost<Workers extends object = UntypedWorkers>(
       runner.close();
       await Promise.allSettled([...running]);
       await pool?.close();
+      await processes?.spares?.close();
       audit?.close();
       hub.end();
     },
   };
   // The worker map only types `run`; the host is the same.
   return host as Host<Workers>;
+}
+
+/** A worker's code: its module and dependencies, or the built-in LLM worker's. */
+function codeOf(w: WorkerSpec): { module: string; dependencies: readonly string[] } {
+  if (w.module) return { module: w.module, dependencies: w.dependencies ?? [] };
+  const llm = llmWorkerCode();
+  return { module: llm.module, dependencies: llm.dependencies ?? [] };
 }
 
 function toSandbox(s: HostOptions["sandbox"], basePath: string): Sandbox {

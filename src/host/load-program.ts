@@ -150,6 +150,8 @@ export async function loadProgramDefinition(dir: string): Promise<ProgramDefinit
   if (program.maxAgents !== undefined) options.maxAgents = program.maxAgents;
   if (program.auditLog !== undefined) options.auditLog = resolve(basePath, program.auditLog);
   if (program.warmThreads !== undefined) options.warmThreads = program.warmThreads;
+  if (program.warmProcesses !== undefined) options.warmProcesses = program.warmProcesses;
+  if (program.isolation !== undefined) options.isolation = program.isolation;
   const out: ProgramDefinition = { options, workers: sources };
   if (program.model !== undefined) out.model = program.model;
   return out;

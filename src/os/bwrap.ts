@@ -9,7 +9,7 @@ import { toWorkspacePath, WORKSPACE } from "./bind-plan.js";
  * Top-level system folders made visible read-only. On merged-/usr systems
  * most are links into `/usr`; those are recreated as links.
  */
-const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+export const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 
 /**
  * Kernel knobs under `/proc` made read-only (as Docker does). A command that

@@ -38,8 +38,8 @@ function describeWritable(p: Policy): string {
   return ro.length > 0 ? `${w} (read-only inside: ${ro.join(", ")})` : w;
 }
 
-/** The error `runCommand` throws when OS sandboxing is unavailable, saying why and what to do. */
-export function makeUnavailableError(why: Unavailability): OsSandboxUnavailableError {
+/** Why OS sandboxing is unavailable, and what to do, as a clause. */
+export function describeUnavailability(why: Unavailability): string {
   const reasons: Record<Unavailability, string> = {
     missing: "bubblewrap (bwrap) was not found. Install it (e.g. `apt install bubblewrap`)",
     "too-old": "the installed bubblewrap is too old (0.6 or newer is needed)",
@@ -49,8 +49,13 @@ export function makeUnavailableError(why: Unavailability): OsSandboxUnavailableE
       "bubblewrap cannot create the namespaces it needs here (user namespaces may be disabled, e.g. by kernel.unprivileged_userns_clone=0 or a container's seccomp policy)",
     "unsupported-platform": `there is no OS sandbox for this platform (${process.platform}, ${process.arch}); only Linux on x86_64 or arm64 with bubblewrap is supported`,
   };
+  return reasons[why];
+}
+
+/** The error `runCommand` throws when OS sandboxing is unavailable, saying why and what to do. */
+export function makeUnavailableError(why: Unavailability): OsSandboxUnavailableError {
   return new OsSandboxUnavailableError(
-    `Cannot run the command: OS sandboxing is unavailable: ${reasons[why]}. The command was not run. To run commands without OS confinement anyway, pass unsafeAllowUnconfined: true (not recommended).`,
+    `Cannot run the command: OS sandboxing is unavailable: ${describeUnavailability(why)}. The command was not run. To run commands without OS confinement anyway, pass unsafeAllowUnconfined: true (not recommended).`,
   );
 }
 

@@ -48,7 +48,7 @@ function writableHosts(plan: BindPlan): string[] {
  * the highest descriptor to keep, `cgroup.procs` files to join, `--`, then
  * bubblewrap and its arguments.
  */
-const LAUNCHER = [
+export const LAUNCHER = [
   "keep=$1; shift",
   // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
   'for f in /proc/self/fd/*; do n=${f##*/}; if [ "$n" -gt "$keep" ]; then exec {n}>&-; fi; done',

@@ -3,7 +3,7 @@
  * to a cap, exit status, timeout and cancellation (the whole process group
  * is killed).
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { fstatSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import type { Duplex, Readable, Writable } from "node:stream";
@@ -40,6 +40,11 @@ export interface ProcessSpec {
    * through one pipe so that their order is kept.
    */
   passThrough?: boolean;
+  /**
+   * Receives the process's output as it comes, instead of capturing it
+   * (the result's `stdout` and `stderr` are then empty).
+   */
+  onOutput?: (stream: "stdout" | "stderr", chunk: Buffer) => void;
   /** Kill the group as soon as the first process exits (unconfined runs). */
   killGroupOnExit?: boolean;
   timeoutMs: number;
@@ -56,9 +61,12 @@ export interface ProcessSpec {
  * outer process makes the namespace's init die (`--die-with-parent`), and the
  * kernel then kills everything left in the pid namespace.
  * @param onSpawned called once the process exists (its copies of passed
- *   descriptors are made: the caller may close its own)
+ *   descriptors are made: the caller may close its own), with its handle
  */
-export function runProcess(spec: ProcessSpec, onSpawned?: () => void): Promise<RawResult> {
+export function runProcess(
+  spec: ProcessSpec,
+  onSpawned?: (child: ChildProcess) => void,
+): Promise<RawResult> {
   return new Promise((resolve, reject) => {
     const extra = spec.extra ?? [];
     const passThrough = spec.passThrough === true;
@@ -82,7 +90,7 @@ export function runProcess(spec: ProcessSpec, onSpawned?: () => void): Promise<R
         ],
       },
     );
-    onSpawned?.();
+    onSpawned?.(child);
     const killGroup = (): void => {
       spec.onKill?.();
       if (child.pid === undefined) return;
@@ -105,7 +113,11 @@ export function runProcess(spec: ProcessSpec, onSpawned?: () => void): Promise<R
     const err = new Capture(spec.maxOutputBytes);
     const stdout = child.stdout as Readable | null;
     const stderr = child.stderr as Readable | null;
-    if (passThrough) {
+    const onOutput = spec.onOutput;
+    if (onOutput) {
+      stdout?.on("data", (b: Buffer) => onOutput("stdout", b));
+      stderr?.on("data", (b: Buffer) => onOutput("stderr", b));
+    } else if (passThrough) {
       stdout?.on("data", (b: Buffer) => process.stdout.write(b));
       stderr?.on("data", (b: Buffer) => process.stderr.write(b));
     } else {
@@ -120,6 +132,8 @@ export function runProcess(spec: ProcessSpec, onSpawned?: () => void): Promise<R
       timedOut = true;
       killGroup();
     }, spec.timeoutMs);
+    // The process keeps this one alive while it runs; the timer alone must not.
+    timer.unref();
     const onAbort = (): void => {
       aborted = true;
       killGroup();

@@ -1,6 +1,7 @@
 /**
- * The host side of the port boundary: serves one `Sandbox` on one
- * `MessagePort`, to a worker that is assumed hostile.
+ * The host side of the port boundary: serves one `Sandbox` on one port — a
+ * thread's `MessagePort`, or a lane of a process agent's socket
+ * (`frames.ts`) — to a worker that is assumed hostile.
  *
  * Only the operations in {@link SANDBOX_OPS} run, each with hand-written
  * argument checks (no zod on the hot path; see `operations.ts`). Nothing the worker sends is ever
@@ -9,13 +10,13 @@
  * unknown operations. Comlink messages (`{ type: "GET" | "APPLY" | … }`) have
  * no `op` and are refused like any other malformed request.
  */
-import type { MessagePort } from "node:worker_threads";
 import { ioError, SandboxError } from "../errors/index.js";
 import { createModelRequestChecker } from "../models/model-request-checks.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import { measureMessage } from "../threads/message-size.js";
 import type { Checked, Handler } from "./arg-checks.js";
 import { defaultScheduler } from "./fair-scheduler.js";
+import type { PortLike } from "./frames.js";
 import { AWAITING_OPS, findHookHandler, HANDLERS } from "./operations.js";
 import {
   DEFAULT_MAX_BYTES_IN_FLIGHT,
@@ -46,7 +47,7 @@ const ACK_THRESHOLD = 64 * 1024;
  * {@link PortServerOptions.onViolation}) or the server is closed.
  */
 export function serveSandbox(
-  port: MessagePort,
+  port: PortLike,
   sandbox: Sandbox,
   opts: PortServerOptions = {},
 ): PortServer {

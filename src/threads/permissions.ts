@@ -84,18 +84,28 @@ export interface WorkerCode {
 /**
  * The read grants of a thread running `code`: the thread entry's files, the
  * module, `mountbox` as the module's folder resolves it (link and real
- * folder, or the package.json of a self-reference), each declared package
+ * folder — or, with `exactSelf`, their manifests only — or the package.json
+ * of a self-reference), each declared package
  * with everything it depends on, and each declared path.
  * @throws Error naming a declared package that is not installed
  */
-export function computeWorkerGrants(code: WorkerCode): string[] {
+export function computeWorkerGrants(
+  code: WorkerCode,
+  opts: { exactSelf?: boolean } = {},
+): string[] {
   const from = dirname(code.module);
   const out = [...listThreadCodeFiles(), code.module];
   const self = findSelfReference(SELF, from);
   if (self) out.push(self);
   else {
     const pkg = findPackage(SELF, from);
-    if (pkg) out.push(pkg.path, pkg.real);
+    // Node's permission model needs the whole folder to reach it through a
+    // link; a process's view (`exactSelf`) needs only its manifests, as
+    // the thread code is listed file by file (a linked checkout's `.git`
+    // stays out).
+    if (pkg && opts.exactSelf)
+      out.push(join(pkg.path, "package.json"), join(pkg.real, "package.json"));
+    else if (pkg) out.push(pkg.path, pkg.real);
   }
   const names: string[] = [];
   for (const d of code.dependencies ?? []) {

@@ -17,6 +17,36 @@ export interface ThreadOutput {
   stderr: string;
 }
 
+/** Where one agent's stdout and stderr text goes, chunk by chunk. */
+export interface OutputSink {
+  push(stream: "stdout" | "stderr", chunk: string): void;
+  end(stream: "stdout" | "stderr"): void;
+}
+
+/**
+ * Keeps a bounded prefix of each stream in `out` and passes its lines on
+ * as log entries (stdout as `info`, stderr as `warn`).
+ */
+export function createOutputSink(
+  out: ThreadOutput,
+  maxOutput: number,
+  onLog: ((entry: AgentLogEntry) => void) | undefined,
+): OutputSink {
+  const lines = {
+    stdout: new LineSplitter((message) => onLog?.({ level: "info", message, stream: "stdout" })),
+    stderr: new LineSplitter((message) => onLog?.({ level: "warn", message, stream: "stderr" })),
+  };
+  return {
+    push(stream, chunk) {
+      if (out[stream].length >= maxOutput) return;
+      const kept = chunk.slice(0, maxOutput - out[stream].length);
+      out[stream] += kept;
+      lines[stream].push(kept);
+    },
+    end: (stream) => lines[stream].flush(),
+  };
+}
+
 /**
  * Captures `worker`'s stdout and stderr into `out`: drains both streams (an
  * undrained pipe stalls the thread), keeps a bounded prefix of each, and
@@ -28,18 +58,11 @@ export function captureOutput(
   maxOutput: number,
   onLog: ((entry: AgentLogEntry) => void) | undefined,
 ): void {
+  const sink = createOutputSink(out, maxOutput, onLog);
   for (const stream of ["stdout", "stderr"] as const) {
-    const lines = new LineSplitter((message) =>
-      onLog?.({ level: stream === "stdout" ? "info" : "warn", message, stream }),
-    );
     worker[stream].setEncoding("utf8");
-    worker[stream].on("data", (chunk: string) => {
-      if (out[stream].length >= maxOutput) return;
-      const kept = chunk.slice(0, maxOutput - out[stream].length);
-      out[stream] += kept;
-      lines.push(kept);
-    });
-    worker[stream].on("end", () => lines.flush());
+    worker[stream].on("data", (chunk: string) => sink.push(stream, chunk));
+    worker[stream].on("end", () => sink.end(stream));
   }
 }
 

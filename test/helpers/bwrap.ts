@@ -15,7 +15,10 @@ export const BWRAP = locateBwrap();
 export const HAS_BWRAP =
   process.platform === "linux" && spawnSync(BWRAP, ["--version"], { stdio: "ignore" }).status === 0;
 
-const REQUIRED = process.env.CI === "true" || process.env.MOUNTBOX_REQUIRE_BWRAP === "1";
+/** True where a missing bubblewrap must fail the tests that need it (CI). */
+export const REQUIRE_BWRAP =
+  process.env.CI === "true" || process.env.MOUNTBOX_REQUIRE_BWRAP === "1";
+const REQUIRED = REQUIRE_BWRAP;
 
 /** `describe` for tests that run real bubblewrap. */
 export function describeWithBwrap(name: string, body: () => void): void {

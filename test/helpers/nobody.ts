@@ -54,7 +54,13 @@ let stage: NobodyStage | undefined;
 export function stageForNobody(): NobodyStage {
   if (stage) return stage;
   const root = realpathSync(mkdtempSync(join(tmpdir(), "mountbox-nobody-")));
-  for (const part of ["package.json", "dist/src", "dist/workers", "test/fixtures/os"])
+  for (const part of [
+    "package.json",
+    "dist/src",
+    "dist/workers",
+    "test/fixtures/os",
+    "test/fixtures/process",
+  ])
     cpSync(join(REPO, part), join(root, part), { recursive: true });
   const deps = Object.keys(
     (

@@ -1,0 +1,129 @@
+/**
+ * One started agent process, from the host's side: its two framed ports
+ * (control and sandbox), its output, how it ended, and a way to kill it
+ * with everything it started. A warm spare is one of these started ahead;
+ * the agent that takes it attaches its handlers then.
+ */
+import type { ChildProcess } from "node:child_process";
+import { StringDecoder } from "node:string_decoder";
+import type { AgentFailure } from "../errors/index.js";
+import { type FramedPort, type FrameViolation, openFramedPorts } from "../port/frames.js";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "../port/port-options.js";
+import type { PlannedLaunch } from "./process-code.js";
+import { launchAgentProcess } from "./process-launch.js";
+
+/** Room for framing beyond the largest message the port server takes. */
+const FRAME_SLACK = 1024 * 1024;
+/** Node's message when V8 gives up on the heap. */
+const HEAP_EXHAUSTED = /JavaScript heap out of memory|Reached heap limit/;
+
+/** How a process ended, as a failure reason (a process ends only after its result when all is well). */
+export interface ProcessEnd {
+  reason: Extract<AgentFailure, "exited" | "crashed" | "out_of_memory">;
+  exitCode: number;
+}
+
+/** What an agent attaches to its process. */
+export interface ProcessHandlers {
+  onOutput(stream: "stdout" | "stderr", text: string): void;
+  onControl(msg: unknown): void;
+  /** A frame too long, or for no lane: the process is being killed. */
+  onViolation(violation: FrameViolation): void;
+  /** A control frame could not be deserialized. */
+  onControlError(): void;
+}
+
+/** One agent process, started. */
+export interface AgentProcess {
+  readonly control: FramedPort;
+  readonly sandbox: FramedPort;
+  /** Settles once the process and everything it started are gone. */
+  readonly exited: Promise<ProcessEnd>;
+  /** Routes its output and control messages (until then they are dropped). */
+  attach(handlers: ProcessHandlers): void;
+  /** Kills it and everything it started. */
+  kill(): void;
+  /** Lets the host exit while it waits (an idle spare), or not (the default). */
+  setRef(on: boolean): void;
+}
+
+/**
+ * Starts the planned process. Its channel carries frames of at most
+ * `maxMessageBytes` (at least the 64 MiB a result may have, as a thread's)
+ * and a little framing from the process.
+ * @throws Error if the process could not be spawned
+ */
+export function startAgentProcess(
+  plan: PlannedLaunch,
+  maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES,
+): AgentProcess {
+  const stop = new AbortController();
+  let handlers: ProcessHandlers | undefined;
+  let ports: FramedPort[] | undefined;
+  let violated = false;
+  let stderrTail = "";
+  let child: ChildProcess | undefined;
+  const decoders = { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") };
+  const done = launchAgentProcess({
+    ...plan,
+    channel: {
+      attach: (socket) => {
+        ports = openFramedPorts(socket, {
+          lanes: 2,
+          maxFrameBytes: Math.max(maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES) + FRAME_SLACK,
+          pauseWhenBacklogged: true,
+          onViolation: (v) => {
+            violated = true;
+            stop.abort();
+            handlers?.onViolation(v);
+          },
+        });
+      },
+    },
+    onOutput: (stream, chunk) => {
+      const text = decoders[stream].write(chunk);
+      if (stream === "stderr") stderrTail = (stderrTail + text).slice(-4096);
+      handlers?.onOutput(stream, text);
+    },
+    signal: stop.signal,
+    onSpawned: (c) => {
+      child = c;
+    },
+  });
+  if (ports === undefined) {
+    stop.abort();
+    throw new Error("the agent's process could not be started");
+  }
+  const [control, sandbox] = ports as [FramedPort, FramedPort];
+  control.on("message", (m) => handlers?.onControl(m));
+  control.on("messageerror", () => handlers?.onControlError());
+  const exited = done.then(
+    (raw): ProcessEnd => ({
+      reason: HEAP_EXHAUSTED.test(stderrTail)
+        ? "out_of_memory"
+        : raw.exitCode > 128 && !raw.aborted && !violated
+          ? "crashed"
+          : "exited",
+      exitCode: raw.exitCode,
+    }),
+    (): ProcessEnd => ({ reason: "crashed", exitCode: 125 }),
+  );
+  return {
+    control,
+    sandbox,
+    exited,
+    attach(h) {
+      handlers = h;
+    },
+    kill: () => stop.abort(),
+    setRef(on) {
+      // Its stdout and stderr are sockets (Node's pipes to a child).
+      const handles = [child, child?.stdout, child?.stderr, control, sandbox] as (
+        | { ref(): void; unref(): void }
+        | null
+        | undefined
+      )[];
+      for (const h of handles) if (h) on ? h.ref() : h.unref();
+    },
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * Runs one agent in its own confined Node process (`isolation: "process"`)
+ * and supervises it exactly as a thread is supervised (`supervisor.ts`):
+ * the same port server, gate, scheduler, approvals, audit and budgets,
+ * over the process's channel instead of a `MessagePort`. A process that
+ * throws, exits, crashes, runs out of memory, floods its channel, runs past
+ * its deadline or is aborted is killed with everything it started, and
+ * reported with an {@link AgentThreadError}; the host goes on.
+ */
+import { pathToFileURL } from "node:url";
+import { hideHostPaths } from "../errors/index.js";
+import { superviseAgent } from "../threads/supervisor.js";
+import type { AgentThreadOptions, AgentThreadResult } from "../threads/thread-options.js";
+import { createOutputSink } from "../threads/thread-output.js";
+import { resolveModulePath } from "../threads/thread-start.js";
+import { type AgentProcess, startAgentProcess } from "./agent-process-handle.js";
+import type { ProcessConfinement } from "./process-code.js";
+import { planAgentProcess } from "./process-code.js";
+
+/** Options of {@link runAgentProcess}: a thread's, plus how processes are confined. */
+export interface AgentProcessOptions extends AgentThreadOptions {
+  confinement: ProcessConfinement;
+  /** A warm spare started (and its module imported) for this worker, used once. */
+  processSpare?: AgentProcess;
+}
+
+/**
+ * Starts a confined process for one agent (or boots a warm spare), runs its
+ * module's worker function with `input`, and resolves with its result. The
+ * process is killed afterwards, whatever happened.
+ * @throws AgentThreadError when the agent fails (the host is unaffected)
+ */
+export async function runAgentProcess(opts: AgentProcessOptions): Promise<AgentThreadResult> {
+  let exitReported = false;
+  let started = false;
+  const reportExit = (): void => {
+    if (exitReported) return;
+    exitReported = true;
+    opts.onThreadExit?.();
+  };
+  try {
+    const modulePath = resolveModulePath(opts.module);
+    return await superviseAgent(opts, "channel", (s) => {
+      const proc =
+        opts.processSpare ??
+        startAgentProcess(
+          planAgentProcess(opts.confinement, {
+            module: modulePath,
+            dependencies: opts.dependencies ?? [],
+            sandbox: opts.sandbox,
+            network: opts.network === true,
+            maxOldGenerationSizeMb: opts.resourceLimits?.maxOldGenerationSizeMb,
+          }),
+          opts.maxMessageBytes,
+        );
+      started = true;
+      const sink = createOutputSink(s.out, s.maxOutput, s.offerOutput);
+      proc.attach({
+        onOutput: (stream, text) => sink.push(stream, text),
+        onControl: s.onControl,
+        onViolation: (v) =>
+          s.fail(
+            "oversize",
+            v.kind === "oversize"
+              ? `The agent sent a message of ${v.bytes} bytes on its channel; it was stopped.`
+              : "The agent sent a message for no port on its channel; it was stopped.",
+          ),
+        onControlError: () =>
+          s.fail(
+            "threw",
+            "The agent sent a message that could not be read (malformed, or too deeply nested).",
+          ),
+      });
+      void proc.exited.then((end) => {
+        sink.end("stdout");
+        sink.end("stderr");
+        reportExit();
+        s.fail(end.reason, describeEnd(end.reason, end.exitCode, s.out.stderr));
+      });
+      const boot = {
+        moduleUrl: pathToFileURL(modulePath).href,
+        input: opts.input,
+        port: null,
+        ...(opts.attachments && opts.attachments.length > 0
+          ? { attachments: opts.attachments }
+          : {}),
+      };
+      try {
+        proc.control.postMessage({ kind: "boot", boot });
+      } catch (err) {
+        proc.kill();
+        throw err;
+      }
+      return {
+        body: {
+          tellAbort: (reason) => proc.control.postMessage({ kind: "abort", reason }),
+          end: () => proc.kill(),
+        },
+        sandboxPort: proc.sandbox,
+      };
+    });
+  } finally {
+    if (!started) reportExit();
+  }
+}
+
+/** What an agent's process ending without a result means, in its failure's message. */
+function describeEnd(
+  reason: "exited" | "crashed" | "out_of_memory",
+  exitCode: number,
+  stderr: string,
+): string {
+  if (reason === "out_of_memory") return "The agent ran out of memory and was stopped.";
+  const bwrap = /^bwrap: (.*)$/m.exec(stderr);
+  if (bwrap !== null)
+    return `The agent's process could not be started: ${hideHostPaths(bwrap[1]!)}`;
+  return reason === "crashed"
+    ? `The agent's process crashed (exit status ${exitCode}).`
+    : `The agent's process exited (code ${exitCode}) without a result.`;
+}

@@ -1,0 +1,80 @@
+/**
+ * What one agent process runs, and how: the Node binary, the files it may
+ * read (the same grants a thread of the worker would get, plus the
+ * channel's framing), their view, Node's heap option and the confinement's
+ * limits — everything {@link launchAgentProcess} needs but the channel.
+ */
+import { realpathSync } from "node:fs";
+import { dirname, isAbsolute } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type { CheckedLimits } from "../os/limits.js";
+import type { Sandbox } from "../sandbox/sandbox.js";
+import { checkReadGrants, computeWorkerGrants } from "../threads/permissions.js";
+import { DEFAULT_RESOURCE_LIMITS } from "../threads/thread-start.js";
+import type { ProcessLaunch } from "./process-launch.js";
+import { planProcessView } from "./process-view.js";
+
+/** How a host confines its agent processes (checked by `createHost`). */
+export interface ProcessConfinement {
+  /** The trusted bubblewrap binary. */
+  bwrap: string;
+  /** Real path of the Node binary agents run on (the host's own). */
+  nodePath: string;
+  /** The limits of each agent process (those of `runCommand`). */
+  limits: CheckedLimits;
+}
+
+/** The code of one agent process. */
+export interface ProcessCode {
+  /** Real path of the worker module. */
+  module: string;
+  /** Package names, or host paths of helper files and folders. */
+  dependencies: readonly string[];
+  /** The agent's sandbox: no grant may contain one of its folders. */
+  sandbox: Sandbox | undefined;
+  network: boolean;
+  maxOldGenerationSizeMb: number | undefined;
+  /** Import the module ahead (a warm spare). */
+  preload?: boolean;
+}
+
+/** The launch of an agent process, but for its channel, output and signal. */
+export type PlannedLaunch = Omit<ProcessLaunch, "channel" | "onOutput" | "signal" | "onSpawned">;
+
+/**
+ * Plans the process of `code` under `confinement`.
+ * @throws Error naming a declared package that is not installed, or a grant
+ *   that would contain a sandbox folder (host-side setup mistakes)
+ */
+export function planAgentProcess(
+  confinement: ProcessConfinement,
+  code: ProcessCode,
+): PlannedLaunch {
+  const grants = checkReadGrants(
+    [
+      ...computeWorkerGrants(
+        { module: code.module, dependencies: code.dependencies },
+        { exactSelf: true },
+      ),
+      framesFile(),
+    ],
+    code.sandbox,
+  );
+  const folders = [dirname(code.module), ...code.dependencies.filter(isAbsolute)];
+  const heap = code.maxOldGenerationSizeMb ?? DEFAULT_RESOURCE_LIMITS.maxOldGenerationSizeMb;
+  const launch: PlannedLaunch = {
+    bwrap: confinement.bwrap,
+    nodePath: confinement.nodePath,
+    nodeArgs: [`--max-old-space-size=${heap}`, "--disable-warning=ExperimentalWarning"],
+    view: planProcessView(confinement.nodePath, grants, folders),
+    network: code.network,
+    limits: confinement.limits,
+  };
+  if (code.preload) launch.preload = pathToFileURL(code.module).href;
+  return launch;
+}
+
+/** Real path of the channel's framing module, which the process entry loads. */
+function framesFile(): string {
+  return realpathSync(fileURLToPath(new URL("../port/frames.js", import.meta.url)));
+}
