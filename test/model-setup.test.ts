@@ -242,8 +242,9 @@ describe("secrets removed from a provider's message", () => {
     // backtracks quadratically on a long run of word characters (found by
     // an adversarial review).
     const key = "Zq8Vb2Lm9Pz4Rt6WxY3kQ0";
-    const stretches = Array.from({ length: key.length - 11 }, (_, i) =>
-      new RegExp([...key.slice(i, i + 12)].join("\\s*"), "i"),
+    const stretches = Array.from(
+      { length: key.length - 11 },
+      (_, i) => new RegExp([...key.slice(i, i + 12)].join("\\s*"), "i"),
     );
     const hasStretch = (t: string) => stretches.some((r) => r.test(t));
     fc.assert(
