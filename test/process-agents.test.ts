@@ -235,7 +235,7 @@ describeWithBwrap("agent processes", () => {
     });
     try {
       const outcomes: Record<string, [string | undefined, string]> = {};
-      for (const kind of ["garbage", "huge", "lane", "flood"]) {
+      for (const kind of ["garbage", "huge", "lane", "flood", "mapbomb", "unknown"]) {
         const err = await failure(host.run("raw", { kind }));
         outcomes[kind] = [err.reason, err.message.replace(/\d+/g, "N")];
       }
@@ -246,8 +246,8 @@ describeWithBwrap("agent processes", () => {
             "Worker 'raw' posted more than N messages or N bytes on its channel within a second; it was stopped (ctx.log drops lines past its budget instead).",
           ],
           "garbage": [
-            "threw",
-            "Worker 'raw' sent a message that could not be read (malformed, or too deeply nested).",
+            "oversize",
+            "Worker 'raw' sent a message the host will not read (no serialization header); it was stopped.",
           ],
           "huge": [
             "oversize",
@@ -256,6 +256,14 @@ describeWithBwrap("agent processes", () => {
           "lane": [
             "oversize",
             "Worker 'raw' sent a message for no port on its channel; it was stopped.",
+          ],
+          "mapbomb": [
+            "oversize",
+            "Worker 'raw' sent a message the host will not read (more than N values); it was stopped.",
+          ],
+          "unknown": [
+            "threw",
+            "Worker 'raw' sent a message on its channel that its runtime never sends; it was stopped.",
           ],
         }
       `);
@@ -327,6 +335,21 @@ describeWithBwrap("agent processes", () => {
     // 13: Node's "unsettled top-level await" (close() never resolved).
     expect([run.status, run.stdout.trim()], run.stderr).toEqual([0, "closed"]);
   });
+
+  it("a warm spare that speaks before it is given an agent is stopped at once", async () => {
+    const host = await hostWith(
+      { a: { module: fx("process/spare-talker.js") } },
+      { warmProcesses: 1 },
+    );
+    try {
+      // The spare announced a 60 MB frame at import: it is gone, and holds nothing.
+      expect(await waitForNoAgentProcesses(10_000)).toEqual([]);
+      // Its worker still runs, in a fresh process.
+      expect(await host.run("a", {})).toBe("ran");
+    } finally {
+      await host.close();
+    }
+  }, 30_000);
 
   it("approvals and the audit log see a process agent's operations as a thread's", async () => {
     const audit = join(base, "audit.jsonl");

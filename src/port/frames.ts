@@ -49,13 +49,32 @@ export interface FramedPortsOptions {
    * other to read would wait forever.
    */
   pauseWhenBacklogged?: boolean;
+  /**
+   * The receiving side's own checks (the host's, of a process it does not
+   * trust): `accepts()` false refuses any frame as soon as its header
+   * arrives (a warm spare must say nothing before it is booted);
+   * `inspect(body)` is asked before a body is deserialized, and says why
+   * it is refused, if it is (see `frame-check.ts`). With either given, a
+   * body that does not deserialize is a violation too, not a
+   * `messageerror`.
+   */
+  guard?: {
+    accepts(): boolean;
+    inspect(body: Uint8Array): string | undefined;
+  };
 }
 
 /** A frame the other side should not have sent. */
 export interface FrameViolation {
-  kind: "oversize" | "no_lane";
+  /**
+   * `oversize`: longer than allowed; `no_lane`: for no port; `unexpected`:
+   * sent while not accepted; `refused`: its body failed the guard's
+   * inspection or did not deserialize (`reason` says why).
+   */
+  kind: "oversize" | "no_lane" | "unexpected" | "refused";
   /** The frame's announced length. */
   bytes: number;
+  reason?: string;
 }
 
 const HEADER = 5;
@@ -186,12 +205,13 @@ export function openFramedPorts(stream: Duplex, opts: FramedPortsOptions): Frame
       ),
     );
   }
-  const violate = (kind: FrameViolation["kind"], bytes: number): void => {
+  const violate = (kind: FrameViolation["kind"], bytes: number, reason?: string): void => {
     if (failed) return;
     failed = true;
     stream.destroy();
-    opts.onViolation?.({ kind, bytes });
+    opts.onViolation?.(reason === undefined ? { kind, bytes } : { kind, bytes, reason });
   };
+  const guard = opts.guard;
 
   let chunks: Buffer[] = [];
   let buffered = 0;
@@ -222,6 +242,7 @@ export function openFramedPorts(stream: Duplex, opts: FramedPortsOptions): Frame
         if (buffered < 4) return;
         need = take(4).readUInt32BE(0);
         if (need < 1 || need - 1 > opts.maxFrameBytes) return violate("oversize", need - 1);
+        if (guard && !guard.accepts()) return violate("unexpected", need - 1);
       }
       if (buffered < need) return;
       const frame = take(need);
@@ -229,10 +250,14 @@ export function openFramedPorts(stream: Duplex, opts: FramedPortsOptions): Frame
       const port = ports[frame[0]!];
       if (port === undefined) return violate("no_lane", frame.length);
       if (port.closed) continue;
+      const body = frame.subarray(1);
+      const refusal = guard?.inspect(body);
+      if (refusal !== undefined) return violate("refused", body.length, refusal);
       let value: unknown;
       try {
-        value = deserialize(frame.subarray(1));
+        value = deserialize(body);
       } catch (err) {
+        if (guard) return violate("refused", body.length, "it does not deserialize");
         port.emit("messageerror", err instanceof Error ? err : new Error(String(err)));
         continue;
       }

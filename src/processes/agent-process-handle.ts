@@ -7,6 +7,7 @@
 import type { ChildProcess } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
 import type { AgentFailure } from "../errors/index.js";
+import { checkFrame, MAX_FRAME_VALUES } from "../port/frame-check.js";
 import { type FramedPort, type FrameViolation, openFramedPorts } from "../port/frames.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../port/port-options.js";
 import type { PlannedLaunch } from "./process-code.js";
@@ -14,13 +15,23 @@ import { launchAgentProcess } from "./process-launch.js";
 
 /** Room for framing beyond the largest message the port server takes. */
 const FRAME_SLACK = 1024 * 1024;
-/** Node's message when V8 gives up on the heap. */
+/** Node's message when V8 gives up on the heap (it then aborts: exit status 128 + SIGABRT). */
 const HEAP_EXHAUSTED = /JavaScript heap out of memory|Reached heap limit/;
+const ABORTED = 134;
+/**
+ * Most values (weighted as in `frame-check.ts`) a process may send the
+ * host in one second, all frames together: each costs the host time to
+ * rebuild (≈ 0.2 s of it per second at most), where a thread would first
+ * have had to build it in its own heap.
+ */
+export const MAX_VALUES_PER_SECOND = MAX_FRAME_VALUES;
 
 /** How a process ended, as a failure reason (a process ends only after its result when all is well). */
 export interface ProcessEnd {
   reason: Extract<AgentFailure, "exited" | "crashed" | "out_of_memory">;
   exitCode: number;
+  /** True if it never sent a frame (its runtime may not have started). */
+  silent: boolean;
 }
 
 /** What an agent attaches to its process. */
@@ -63,6 +74,25 @@ export function startAgentProcess(
   let violated = false;
   let stderrTail = "";
   let child: ChildProcess | undefined;
+  let heard = false;
+  let second = 0;
+  let valuesThisSecond = 0;
+  // Every frame is priced before the host rebuilds it (a process writes raw
+  // bytes: a few of them can stand for gigabytes of heap).
+  const inspect = (body: Uint8Array): string | undefined => {
+    heard = true;
+    const cost = checkFrame(body);
+    if (typeof cost === "string") return cost;
+    const now = Math.floor(Date.now() / 1000);
+    if (now !== second) {
+      second = now;
+      valuesThisSecond = 0;
+    }
+    valuesThisSecond += cost.values;
+    return valuesThisSecond > MAX_VALUES_PER_SECOND
+      ? `more than ${MAX_VALUES_PER_SECOND} values within a second`
+      : undefined;
+  };
   const decoders = { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") };
   const done = launchAgentProcess({
     ...plan,
@@ -72,6 +102,8 @@ export function startAgentProcess(
           lanes: 2,
           maxFrameBytes: Math.max(maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES) + FRAME_SLACK,
           pauseWhenBacklogged: true,
+          // A spare says nothing before it is given an agent.
+          guard: { accepts: () => handlers !== undefined, inspect },
           onViolation: (v) => {
             violated = true;
             stop.abort();
@@ -99,14 +131,16 @@ export function startAgentProcess(
   control.on("messageerror", () => handlers?.onControlError());
   const exited = done.then(
     (raw): ProcessEnd => ({
-      reason: HEAP_EXHAUSTED.test(stderrTail)
-        ? "out_of_memory"
-        : raw.exitCode > 128 && !raw.aborted && !violated
-          ? "crashed"
-          : "exited",
+      reason:
+        raw.exitCode === ABORTED && HEAP_EXHAUSTED.test(stderrTail)
+          ? "out_of_memory"
+          : raw.exitCode > 128 && !raw.aborted && !violated
+            ? "crashed"
+            : "exited",
       exitCode: raw.exitCode,
+      silent: !heard,
     }),
-    (): ProcessEnd => ({ reason: "crashed", exitCode: 125 }),
+    (): ProcessEnd => ({ reason: "crashed", exitCode: 125, silent: !heard }),
   );
   return {
     control,

@@ -9,11 +9,12 @@
  */
 import { pathToFileURL } from "node:url";
 import { hideHostPaths } from "../errors/index.js";
+import type { FrameViolation } from "../port/frames.js";
 import { superviseAgent } from "../threads/supervisor.js";
 import type { AgentThreadOptions, AgentThreadResult } from "../threads/thread-options.js";
 import { createOutputSink } from "../threads/thread-output.js";
 import { resolveModulePath } from "../threads/thread-start.js";
-import { type AgentProcess, startAgentProcess } from "./agent-process-handle.js";
+import { type AgentProcess, type ProcessEnd, startAgentProcess } from "./agent-process-handle.js";
 import type { ProcessConfinement } from "./process-code.js";
 import { planAgentProcess } from "./process-code.js";
 
@@ -57,14 +58,15 @@ export async function runAgentProcess(opts: AgentProcessOptions): Promise<AgentT
       const sink = createOutputSink(s.out, s.maxOutput, s.offerOutput);
       proc.attach({
         onOutput: (stream, text) => sink.push(stream, text),
-        onControl: s.onControl,
-        onViolation: (v) =>
-          s.fail(
-            "oversize",
-            v.kind === "oversize"
-              ? `The agent sent a message of ${v.bytes} bytes on its channel; it was stopped.`
-              : "The agent sent a message for no port on its channel; it was stopped.",
-          ),
+        // Only what its runtime sends: anything else is not a slip.
+        onControl: (msg) =>
+          isControlMessage(msg)
+            ? s.onControl(msg)
+            : s.fail(
+                "threw",
+                "The agent sent a message on its channel that its runtime never sends; it was stopped.",
+              ),
+        onViolation: (v) => s.fail("oversize", describeViolation(v)),
         onControlError: () =>
           s.fail(
             "threw",
@@ -75,7 +77,7 @@ export async function runAgentProcess(opts: AgentProcessOptions): Promise<AgentT
         sink.end("stdout");
         sink.end("stderr");
         reportExit();
-        s.fail(end.reason, describeEnd(end.reason, end.exitCode, s.out.stderr));
+        s.fail(end.reason, describeEnd(end, s.out.stderr));
       });
       const boot = {
         moduleUrl: pathToFileURL(modulePath).href,
@@ -105,16 +107,34 @@ export async function runAgentProcess(opts: AgentProcessOptions): Promise<AgentT
 }
 
 /** What an agent's process ending without a result means, in its failure's message. */
-function describeEnd(
-  reason: "exited" | "crashed" | "out_of_memory",
-  exitCode: number,
-  stderr: string,
-): string {
-  if (reason === "out_of_memory") return "The agent ran out of memory and was stopped.";
-  const bwrap = /^bwrap: (.*)$/m.exec(stderr);
+function describeEnd(end: ProcessEnd, stderr: string): string {
+  if (end.reason === "out_of_memory") return "The agent ran out of memory and was stopped.";
+  // bubblewrap's own complaint, before the agent's runtime ever spoke (the
+  // agent could print such a line itself, but only after it has).
+  const bwrap = end.silent ? /^bwrap: (.*)$/m.exec(stderr) : null;
   if (bwrap !== null)
     return `The agent's process could not be started: ${hideHostPaths(bwrap[1]!)}`;
-  return reason === "crashed"
-    ? `The agent's process crashed (exit status ${exitCode}).`
-    : `The agent's process exited (code ${exitCode}) without a result.`;
+  return end.reason === "crashed"
+    ? `The agent's process crashed (exit status ${end.exitCode}).`
+    : `The agent's process exited (code ${end.exitCode}) without a result.`;
+}
+
+/** Why a frame stopped the agent. */
+function describeViolation(v: FrameViolation): string {
+  switch (v.kind) {
+    case "oversize":
+      return `The agent sent a message of ${v.bytes} bytes on its channel; it was stopped.`;
+    case "no_lane":
+      return "The agent sent a message for no port on its channel; it was stopped.";
+    case "unexpected":
+      return "The agent's process sent a message before it was given an agent; it was stopped.";
+    case "refused":
+      return `The agent sent a message the host will not read (${v.reason}); it was stopped.`;
+  }
+}
+
+/** The three kinds of control message a process's runtime sends. */
+function isControlMessage(msg: unknown): boolean {
+  const kind = (msg as { kind?: unknown } | null)?.kind;
+  return kind === "log" || kind === "result" || kind === "error";
 }

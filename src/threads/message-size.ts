@@ -34,6 +34,9 @@ export function measureMessage(
     }
     if (seen.has(v)) continue;
     seen.add(v);
+    // Every object costs something, even an empty one (a million empty
+    // Maps are a big message: found by an adversarial review).
+    bytes += 16;
     if (ArrayBuffer.isView(v)) bytes += v.buffer.byteLength;
     else if (v instanceof ArrayBuffer || v instanceof SharedArrayBuffer) bytes += v.byteLength;
     else if (v instanceof MessagePort) {
