@@ -623,10 +623,13 @@ describeWithBwrap("agent processes under attack (no lockdown: the kernel is the 
       await new Promise((r) => setTimeout(r, 250));
     }
     const { most } = (await bomb) as { most: number };
-    // The pids cgroup (256 processes and threads) bounds it; Node's threads count too.
+    // The pids cgroup (256 processes and threads) bounds it; Node's threads
+    // count too. A listing of /proc is not atomic while the bomb's processes
+    // die and are replaced (one listed, gone, another listed), so a count
+    // can pass the bound by a few: what matters is that it stays near it.
     expect(most).toBeGreaterThan(100);
-    expect(most).toBeLessThanOrEqual(256);
-    expect(fromHost).toBeLessThanOrEqual(256 + 10);
+    expect(most).toBeLessThanOrEqual(256 + 32);
+    expect(fromHost).toBeLessThanOrEqual(256 + 32);
     expect(benignMs).toBeLessThan(10_000);
     expect(worstLag).toBeLessThan(1000);
     await hostStillServes();
