@@ -230,18 +230,19 @@ export function openFramedPorts(stream: Duplex, opts: FramedPortsOptions): Frame
   let stallTimer: NodeJS.Timeout | undefined;
   const deliver = (body: Buffer): void => {
     const port = ports[body[0]!];
-    if (port === undefined) return violate("no_lane", body.length);
+    if (port === undefined) {
+      violate("no_lane", body.length);
+      return;
+    }
     if (port.closed) return;
     let value: unknown;
     try {
       value = decode(body.subarray(1));
     } catch (err) {
-      if (guard)
-        return violate(
-          "refused",
-          body.length - 1,
-          err instanceof Error ? err.message : "it could not be read",
-        );
+      if (guard) {
+        violate("refused", body.length - 1, err instanceof Error ? err.message : "unreadable");
+        return;
+      }
       port.emit("messageerror", err instanceof Error ? err : new Error(String(err)));
       return;
     }

@@ -143,7 +143,7 @@ class Writer {
 export function encode(value: unknown): Buffer {
   const w = new Writer();
   const open = new Set<object>();
-  const put = (v: unknown, depth: number): void => {
+  const put = (v: unknown, depth: number): unknown => {
     if (depth > MAX_DEPTH) throw notSent("A value nested this deeply");
     switch (typeof v) {
       case "undefined":

@@ -7,8 +7,8 @@
 import type { ChildProcess } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
 import type { AgentFailure } from "../errors/index.js";
-import { CodecError, decode, MAX_DECODED_VALUES } from "../port/plain-codec.js";
 import { type FramedPort, type FrameViolation, openFramedPorts } from "../port/frames.js";
+import { CodecError, decode, MAX_DECODED_VALUES } from "../port/plain-codec.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../port/port-options.js";
 import type { PlannedLaunch } from "./process-code.js";
 import { launchAgentProcess } from "./process-launch.js";
@@ -88,10 +88,14 @@ export function startAgentProcess(
     heard = true;
     const { value, values } = decode(body);
     const now = performance.now();
-    tokens = Math.min(MAX_VALUES_PER_SECOND, tokens + ((now - last) / 1000) * MAX_VALUES_PER_SECOND);
+    tokens = Math.min(
+      MAX_VALUES_PER_SECOND,
+      tokens + ((now - last) / 1000) * MAX_VALUES_PER_SECOND,
+    );
     last = now;
     tokens -= values;
-    if (tokens < 0) throw new CodecError(`more than ${MAX_VALUES_PER_SECOND} values within a second`);
+    if (tokens < 0)
+      throw new CodecError(`more than ${MAX_VALUES_PER_SECOND} values within a second`);
     return value;
   };
   const decoders = { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") };
