@@ -235,7 +235,7 @@ describeWithBwrap("agent processes", () => {
     });
     try {
       const outcomes: Record<string, [string | undefined, string]> = {};
-      for (const kind of ["garbage", "huge", "lane", "flood", "mapbomb", "unknown"]) {
+      for (const kind of ["garbage", "huge", "lane", "flood", "mapbomb", "unknown", "half"]) {
         const err = await failure(host.run("raw", { kind }));
         outcomes[kind] = [err.reason, err.message.replace(/\d+/g, "N")];
       }
@@ -247,7 +247,11 @@ describeWithBwrap("agent processes", () => {
           ],
           "garbage": [
             "oversize",
-            "Worker 'raw' sent a message the host will not read (no serialization header); it was stopped.",
+            "Worker 'raw' sent a message the host will not read (unknown tag N); it was stopped.",
+          ],
+          "half": [
+            "oversize",
+            "Worker 'raw' began a message on its channel and did not finish it; it was stopped.",
           ],
           "huge": [
             "oversize",
@@ -259,7 +263,7 @@ describeWithBwrap("agent processes", () => {
           ],
           "mapbomb": [
             "oversize",
-            "Worker 'raw' sent a message the host will not read (more than N values); it was stopped.",
+            "Worker 'raw' sent a message the host will not read (unknown tag N); it was stopped.",
           ],
           "unknown": [
             "threw",
@@ -342,7 +346,9 @@ describeWithBwrap("agent processes", () => {
       { warmProcesses: 1 },
     );
     try {
-      // The spare announced a 60 MB frame at import: it is gone, and holds nothing.
+      // The spare announced a 60 MB frame at import: it is stopped at the
+      // header, and holds nothing.
+      await new Promise((r) => setTimeout(r, 2000));
       expect(await waitForNoAgentProcesses(10_000)).toEqual([]);
       // Its worker still runs, in a fresh process.
       expect(await host.run("a", {})).toBe("ran");

@@ -14,6 +14,7 @@
 import "./esm-hook.js";
 import { Socket } from "node:net";
 import { openFramedPorts } from "../src/port/frames.js";
+import { encode } from "../src/port/plain-codec.js";
 import type { ThreadBootData, ThreadMessage } from "../src/port/protocol.js";
 import { runWorker } from "./run-worker.js";
 
@@ -24,9 +25,11 @@ const fd = Number(process.argv[2]);
 const preload = process.argv[3];
 if (!Number.isInteger(fd) || fd < 3) throw new Error("mountbox process entry: no channel");
 const socket = new Socket({ fd, readable: true, writable: true });
+// What it sends is plain data (the host reads nothing else from a process).
 const [control, sandboxPort] = openFramedPorts(socket, {
   lanes: 2,
   maxFrameBytes: MAX_FRAME_BYTES,
+  encode,
 });
 const controller = new AbortController();
 // The host going away ends the agent: nothing is left running.

@@ -1,11 +1,13 @@
 /**
  * Message ports over one byte stream: the transport of a process agent
  * (its channel to the host is a socket, not a `MessagePort`). Each message
- * is a frame — a 4-byte big-endian length, a 1-byte lane, then the value
- * serialized by `node:v8` (the structured clone algorithm, as
- * `postMessage` uses) — so several ports (the agent's control messages
- * and its sandbox requests) share the stream, and the port server and the
- * sandbox client work on either transport unchanged.
+ * is a frame — a 4-byte big-endian length, a 1-byte lane, then the value,
+ * encoded as each side says: the host writes `node:v8`'s format (the
+ * structured clone algorithm, as `postMessage` uses), a process writes
+ * plain data (`plain-codec.ts`), which the host reads with its own bounded
+ * decoder — so several ports (the agent's control messages and its sandbox
+ * requests) share the stream, and the port server and the sandbox client
+ * work on either transport unchanged.
  *
  * Used on both sides: it imports nothing but Node's own modules. The
  * receiving side bounds every frame before buffering it: a frame longer
@@ -49,18 +51,21 @@ export interface FramedPortsOptions {
    * other to read would wait forever.
    */
   pauseWhenBacklogged?: boolean;
+  /** How this side writes a value. Default: `node:v8`'s `serialize`. */
+  encode?: (value: unknown) => Uint8Array;
+  /** How this side reads a frame's body. Default: `node:v8`'s `deserialize`. */
+  decode?: (body: Uint8Array) => unknown;
   /**
-   * The receiving side's own checks (the host's, of a process it does not
-   * trust): `accepts()` false refuses any frame as soon as its header
-   * arrives (a warm spare must say nothing before it is booted);
-   * `inspect(body)` is asked before a body is deserialized, and says why
-   * it is refused, if it is (see `frame-check.ts`). With either given, a
-   * body that does not deserialize is a violation too, not a
-   * `messageerror`.
+   * The receiving side's own guard (the host's, of a process it does not
+   * trust): a frame is refused as soon as its header arrives while
+   * `accepts()` is false (a warm spare must say nothing before it is
+   * booted), or when it is not complete `maxFrameMs` after its header (a
+   * half frame must not hold memory); and a body `decode` throws on is a
+   * violation (`reason`: the error's message), not a `messageerror`.
    */
   guard?: {
     accepts(): boolean;
-    inspect(body: Uint8Array): string | undefined;
+    maxFrameMs: number;
   };
 }
 
@@ -68,10 +73,10 @@ export interface FramedPortsOptions {
 export interface FrameViolation {
   /**
    * `oversize`: longer than allowed; `no_lane`: for no port; `unexpected`:
-   * sent while not accepted; `refused`: its body failed the guard's
-   * inspection or did not deserialize (`reason` says why).
+   * sent while not accepted; `stalled`: not complete in time; `refused`:
+   * its body could not be decoded (`reason` says why).
    */
-  kind: "oversize" | "no_lane" | "unexpected" | "refused";
+  kind: "oversize" | "no_lane" | "unexpected" | "stalled" | "refused";
   /** The frame's announced length. */
   bytes: number;
   reason?: string;
@@ -160,6 +165,8 @@ class Refs {
  * deserialized.
  */
 export function openFramedPorts(stream: Duplex, opts: FramedPortsOptions): FramedPort[] {
+  const encode = opts.encode ?? serialize;
+  const decode = opts.decode ?? deserialize;
   let open = opts.lanes;
   let failed = false;
   let paused = false;
@@ -170,7 +177,7 @@ export function openFramedPorts(stream: Duplex, opts: FramedPortsOptions): Frame
     ports.push(
       new FramedPort(
         (value) => {
-          const body = serialize(value);
+          const body = encode(value);
           const head = Buffer.allocUnsafe(HEADER);
           head.writeUInt32BE(body.length + 1, 0);
           head.writeUInt8(lane, 4);
@@ -208,67 +215,75 @@ export function openFramedPorts(stream: Duplex, opts: FramedPortsOptions): Frame
   const violate = (kind: FrameViolation["kind"], bytes: number, reason?: string): void => {
     if (failed) return;
     failed = true;
+    frame = undefined;
+    clearTimeout(stallTimer);
     stream.destroy();
     opts.onViolation?.(reason === undefined ? { kind, bytes } : { kind, bytes, reason });
   };
   const guard = opts.guard;
 
-  let chunks: Buffer[] = [];
-  let buffered = 0;
-  /** Length of the frame being read (lane byte included), once its header is in. */
-  let need = -1;
-  const take = (n: number): Buffer => {
-    // A fresh buffer per frame: a deserialized typed array is a view of it,
-    // and must not share memory with anything else.
-    const out = Buffer.alloc(n);
-    let at = 0;
-    while (at < n) {
-      const c = chunks[0]!;
-      const k = Math.min(c.length, n - at);
-      c.copy(out, at, 0, k);
-      at += k;
-      if (k === c.length) chunks.shift();
-      else chunks[0] = c.subarray(k);
+  /** The frame being read: its header so far, then its body (lane byte first). */
+  const header = Buffer.alloc(4);
+  let headerAt = 0;
+  let frame: Buffer | undefined;
+  let frameAt = 0;
+  let stallTimer: NodeJS.Timeout | undefined;
+  const deliver = (body: Buffer): void => {
+    const port = ports[body[0]!];
+    if (port === undefined) {
+      violate("no_lane", body.length);
+      return;
     }
-    buffered -= n;
-    return out;
+    if (port.closed) return;
+    let value: unknown;
+    try {
+      value = decode(body.subarray(1));
+    } catch (err) {
+      if (guard) {
+        violate("refused", body.length - 1, err instanceof Error ? err.message : "unreadable");
+        return;
+      }
+      port.emit("messageerror", err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
+    port.emit("message", value);
   };
   stream.on("data", (chunk: Buffer) => {
-    if (failed) return;
-    chunks.push(chunk);
-    buffered += chunk.length;
-    for (;;) {
-      if (need < 0) {
-        if (buffered < 4) return;
-        need = take(4).readUInt32BE(0);
+    let at = 0;
+    while (at < chunk.length && !failed) {
+      if (frame === undefined) {
+        const k = Math.min(4 - headerAt, chunk.length - at);
+        chunk.copy(header, headerAt, at, at + k);
+        headerAt += k;
+        at += k;
+        if (headerAt < 4) return;
+        headerAt = 0;
+        const need = header.readUInt32BE(0);
         if (need < 1 || need - 1 > opts.maxFrameBytes) return violate("oversize", need - 1);
         if (guard && !guard.accepts()) return violate("unexpected", need - 1);
+        // A fresh buffer per frame, filled as the bytes come (never held
+        // twice): a deserialized typed array is a view of it, and must not
+        // share memory with anything else.
+        frame = Buffer.alloc(need);
+        frameAt = 0;
+        if (guard)
+          stallTimer = setTimeout(() => violate("stalled", need - 1), guard.maxFrameMs).unref();
       }
-      if (buffered < need) return;
-      const frame = take(need);
-      need = -1;
-      const port = ports[frame[0]!];
-      if (port === undefined) return violate("no_lane", frame.length);
-      if (port.closed) continue;
-      const body = frame.subarray(1);
-      const refusal = guard?.inspect(body);
-      if (refusal !== undefined) return violate("refused", body.length, refusal);
-      let value: unknown;
-      try {
-        value = deserialize(body);
-      } catch (err) {
-        if (guard) return violate("refused", body.length, "it does not deserialize");
-        port.emit("messageerror", err instanceof Error ? err : new Error(String(err)));
-        continue;
-      }
-      port.emit("message", value);
-      if (failed) return;
+      const k = Math.min(frame.length - frameAt, chunk.length - at);
+      chunk.copy(frame, frameAt, at, at + k);
+      frameAt += k;
+      at += k;
+      if (frameAt < frame.length) return;
+      const body = frame;
+      frame = undefined;
+      clearTimeout(stallTimer);
+      deliver(body);
     }
   });
   stream.on("error", () => {});
   stream.on("close", () => {
-    chunks = [];
-    buffered = 0;
+    frame = undefined;
+    clearTimeout(stallTimer);
     for (const p of ports) if (!p.closed) p.emit("close");
   });
   return ports;

@@ -7,8 +7,8 @@
 import type { ChildProcess } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
 import type { AgentFailure } from "../errors/index.js";
-import { checkFrame, MAX_FRAME_VALUES } from "../port/frame-check.js";
 import { type FramedPort, type FrameViolation, openFramedPorts } from "../port/frames.js";
+import { CodecError, decode, MAX_DECODED_VALUES } from "../port/plain-codec.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../port/port-options.js";
 import type { PlannedLaunch } from "./process-code.js";
 import { launchAgentProcess } from "./process-launch.js";
@@ -19,12 +19,14 @@ const FRAME_SLACK = 1024 * 1024;
 const HEAP_EXHAUSTED = /JavaScript heap out of memory|Reached heap limit/;
 const ABORTED = 134;
 /**
- * Most values (weighted as in `frame-check.ts`) a process may send the
- * host in one second, all frames together: each costs the host time to
- * rebuild (≈ 0.2 s of it per second at most), where a thread would first
- * have had to build it in its own heap.
+ * Most values (weighted as in `plain-codec.ts`) a process may send the host
+ * per second, all frames together, as a budget that refills continuously:
+ * each costs the host time to build, where a thread would first have had
+ * to build it in its own heap.
  */
-export const MAX_VALUES_PER_SECOND = MAX_FRAME_VALUES;
+export const MAX_VALUES_PER_SECOND = MAX_DECODED_VALUES;
+/** How long a frame may take to arrive once its header has (a half frame holds memory). */
+const MAX_FRAME_MS = 10_000;
 
 /** How a process ended, as a failure reason (a process ends only after its result when all is well). */
 export interface ProcessEnd {
@@ -56,6 +58,8 @@ export interface AgentProcess {
   kill(): void;
   /** Lets the host exit while it waits (an idle spare), or not (the default). */
   setRef(on: boolean): void;
+  /** True once it is being killed (a spare so marked is never handed out). */
+  readonly dead: boolean;
 }
 
 /**
@@ -75,23 +79,24 @@ export function startAgentProcess(
   let stderrTail = "";
   let child: ChildProcess | undefined;
   let heard = false;
-  let second = 0;
-  let valuesThisSecond = 0;
-  // Every frame is priced before the host rebuilds it (a process writes raw
-  // bytes: a few of them can stand for gigabytes of heap).
-  const inspect = (body: Uint8Array): string | undefined => {
+  let tokens = MAX_VALUES_PER_SECOND;
+  let last = performance.now();
+  // Plain data only, read by the host's own bounded decoder (a process
+  // writes raw bytes: in V8's format a few of them can stand for gigabytes
+  // of heap), within a budget of values over time.
+  const decodeFrame = (body: Uint8Array): unknown => {
     heard = true;
-    const cost = checkFrame(body);
-    if (typeof cost === "string") return cost;
-    const now = Math.floor(Date.now() / 1000);
-    if (now !== second) {
-      second = now;
-      valuesThisSecond = 0;
-    }
-    valuesThisSecond += cost.values;
-    return valuesThisSecond > MAX_VALUES_PER_SECOND
-      ? `more than ${MAX_VALUES_PER_SECOND} values within a second`
-      : undefined;
+    const { value, values } = decode(body);
+    const now = performance.now();
+    tokens = Math.min(
+      MAX_VALUES_PER_SECOND,
+      tokens + ((now - last) / 1000) * MAX_VALUES_PER_SECOND,
+    );
+    last = now;
+    tokens -= values;
+    if (tokens < 0)
+      throw new CodecError(`more than ${MAX_VALUES_PER_SECOND} values within a second`);
+    return value;
   };
   const decoders = { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") };
   const done = launchAgentProcess({
@@ -102,8 +107,9 @@ export function startAgentProcess(
           lanes: 2,
           maxFrameBytes: Math.max(maxMessageBytes, DEFAULT_MAX_MESSAGE_BYTES) + FRAME_SLACK,
           pauseWhenBacklogged: true,
+          decode: decodeFrame,
           // A spare says nothing before it is given an agent.
-          guard: { accepts: () => handlers !== undefined, inspect },
+          guard: { accepts: () => handlers !== undefined, maxFrameMs: MAX_FRAME_MS },
           onViolation: (v) => {
             violated = true;
             stop.abort();
@@ -150,6 +156,9 @@ export function startAgentProcess(
       handlers = h;
     },
     kill: () => stop.abort(),
+    get dead() {
+      return stop.signal.aborted;
+    },
     setRef(on) {
       // Its stdout and stderr are sockets (Node's pipes to a child).
       const handles = [child, child?.stdout, child?.stderr, control, sandbox] as (

@@ -128,6 +128,8 @@ function describeViolation(v: FrameViolation): string {
       return "The agent sent a message for no port on its channel; it was stopped.";
     case "unexpected":
       return "The agent's process sent a message before it was given an agent; it was stopped.";
+    case "stalled":
+      return "The agent began a message on its channel and did not finish it; it was stopped.";
     case "refused":
       return `The agent sent a message the host will not read (${v.reason}); it was stopped.`;
   }

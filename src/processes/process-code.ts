@@ -56,7 +56,7 @@ export function planAgentProcess(
         { module: code.module, dependencies: code.dependencies },
         { exactSelf: true },
       ),
-      framesFile(),
+      ...channelFiles(),
     ],
     code.sandbox,
   );
@@ -74,7 +74,9 @@ export function planAgentProcess(
   return launch;
 }
 
-/** Real path of the channel's framing module, which the process entry loads. */
-function framesFile(): string {
-  return realpathSync(fileURLToPath(new URL("../port/frames.js", import.meta.url)));
+/** Real paths of the channel's modules (framing, encoding), which the process entry loads. */
+function channelFiles(): string[] {
+  return ["frames.js", "plain-codec.js"].map((f) =>
+    realpathSync(fileURLToPath(new URL(`../port/${f}`, import.meta.url))),
+  );
 }

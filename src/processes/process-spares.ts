@@ -31,6 +31,8 @@ export class ProcessSpares {
   /** An idle spare of `worker` for one agent (replaced in the background), if one is ready. */
   take(worker: string): AgentProcess | undefined {
     const idle = this.#idle.get(worker);
+    // One that broke a rule (it spoke before its boot) is being killed.
+    for (const s of idle ?? []) if (s.dead) idle!.delete(s);
     const [spare] = idle ?? [];
     if (!spare || this.#closed) return undefined;
     idle!.delete(spare);
