@@ -92,7 +92,7 @@ it("a huge call-site allow-list is refused before it is resolved", async () => {
 
 it("oversized or abusive messages on the parent port stop the thread", async () => {
   const host = await make();
-  for (const mode of ["junk", "big-log"]) {
+  for (const mode of ["junk", "big-log", "boxed"]) {
     const e = (await host.run("b", { mode }).catch((x) => x)) as { reason?: string };
     expect(e.reason, mode).toBe("oversize");
   }

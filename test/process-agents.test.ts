@@ -235,7 +235,16 @@ describeWithBwrap("agent processes", () => {
     });
     try {
       const outcomes: Record<string, [string | undefined, string]> = {};
-      for (const kind of ["garbage", "huge", "lane", "flood", "mapbomb", "unknown", "half"]) {
+      for (const kind of [
+        "garbage",
+        "huge",
+        "lane",
+        "flood",
+        "mapbomb",
+        "unknown",
+        "half",
+        "slowflood",
+      ]) {
         const err = await failure(host.run("raw", { kind }));
         outcomes[kind] = [err.reason, err.message.replace(/\d+/g, "N")];
       }
@@ -264,6 +273,10 @@ describeWithBwrap("agent processes", () => {
           "mapbomb": [
             "oversize",
             "Worker 'raw' sent a message the host will not read (unknown tag N); it was stopped.",
+          ],
+          "slowflood": [
+            "oversize",
+            "Worker 'raw' sent a message the host will not read (it spent more than its share of the host's time on its messages); it was stopped.",
           ],
           "unknown": [
             "threw",

@@ -20,8 +20,12 @@
  * Used on both sides: it imports nothing but Node's own modules.
  */
 
-/** Most work one message may cost the host to decode, in weighted values. */
-export const MAX_DECODED_VALUES = 2_000_000;
+/**
+ * Most work one message may cost the host to decode, in weighted values
+ * (≈ 0.5 s of the host's time at worst, measured: objects of many keys are
+ * the slowest per value).
+ */
+export const MAX_DECODED_VALUES = 1_000_000;
 /** Most estimated heap one decoded message may take. */
 export const MAX_DECODED_HEAP = 256 * 1024 * 1024;
 /** Deepest nesting sent or read. */
@@ -63,7 +67,9 @@ const TYPED = [
   BigUint64Array,
 ] as const;
 
+/** The errors structured clone keeps by name (a null prototype: no `constructor`, no `toString`). */
 const ERRORS: Record<string, ErrorConstructor> = {
+  __proto__: null as never,
   Error,
   EvalError,
   RangeError,
@@ -235,9 +241,18 @@ export function encode(value: unknown): Buffer {
 }
 
 /** Prices of decoded values, in estimated bytes of heap. */
-const COST = { value: 16, string: 24, array: 32, slot: 8, object: 48, property: 32, buffer: 96 };
+const COST = {
+  value: 16,
+  string: 24,
+  array: 32,
+  slot: 8,
+  object: 48,
+  property: 32,
+  buffer: 96,
+  error: 1024,
+};
 /** Weights of values in {@link MAX_DECODED_VALUES}. */
-const WEIGHT = { plain: 1, object: 3 };
+const WEIGHT = { plain: 1, object: 3, error: 50 };
 
 /**
  * Decodes what {@link encode} wrote, refusing (with a {@link CodecError})
@@ -389,12 +404,21 @@ class Reader {
         return new Date(t);
       }
       case T.error: {
-        this.charge(COST.object * 2, WEIGHT.object);
+        // An Error is dear to build (it captures a stack): it weighs 50.
+        this.charge(COST.error, WEIGHT.error);
         const name = this.taggedText();
         const message = this.taggedText();
         const stack = this.taggedText();
-        const e = new (ERRORS[name] ?? Error)(message);
-        if (!(name in ERRORS)) e.name = name;
+        // As structured clone: a known name keeps its class, any other is an Error.
+        const Ctor = (Object.hasOwn(ERRORS, name) ? ERRORS[name] : undefined) ?? Error;
+        const limit = Error.stackTraceLimit;
+        Error.stackTraceLimit = 0; // its own stack is the one sent
+        let e: Error;
+        try {
+          e = new Ctor(message);
+        } finally {
+          Error.stackTraceLimit = limit;
+        }
         Object.defineProperty(e, "stack", { value: stack, writable: true, configurable: true });
         return e;
       }

@@ -8,7 +8,7 @@ import type { ChildProcess } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
 import type { AgentFailure } from "../errors/index.js";
 import { type FramedPort, type FrameViolation, openFramedPorts } from "../port/frames.js";
-import { CodecError, decode, MAX_DECODED_VALUES } from "../port/plain-codec.js";
+import { CodecError, decode } from "../port/plain-codec.js";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../port/port-options.js";
 import type { PlannedLaunch } from "./process-code.js";
 import { launchAgentProcess } from "./process-launch.js";
@@ -19,12 +19,15 @@ const FRAME_SLACK = 1024 * 1024;
 const HEAP_EXHAUSTED = /JavaScript heap out of memory|Reached heap limit/;
 const ABORTED = 134;
 /**
- * Most values (weighted as in `plain-codec.ts`) a process may send the host
- * per second, all frames together, as a budget that refills continuously:
- * each costs the host time to build, where a thread would first have had
- * to build it in its own heap.
+ * The share of the host's time a process may spend having its messages
+ * decoded: a budget of milliseconds that refills at this many per second
+ * (a quarter of the host's time), and holds at most {@link DECODE_BURST_MS}.
+ * Measured, not estimated: the cost of a value differs tenfold between
+ * kinds (found by an adversarial review). One message is bounded by the
+ * codec's own limits (≈ 0.5 s at worst).
  */
-export const MAX_VALUES_PER_SECOND = MAX_DECODED_VALUES;
+export const DECODE_MS_PER_SECOND = 250;
+const DECODE_BURST_MS = 1000;
 /** How long a frame may take to arrive once its header has (a half frame holds memory). */
 const MAX_FRAME_MS = 10_000;
 
@@ -79,23 +82,20 @@ export function startAgentProcess(
   let stderrTail = "";
   let child: ChildProcess | undefined;
   let heard = false;
-  let tokens = MAX_VALUES_PER_SECOND;
+  let budgetMs = DECODE_BURST_MS;
   let last = performance.now();
   // Plain data only, read by the host's own bounded decoder (a process
   // writes raw bytes: in V8's format a few of them can stand for gigabytes
-  // of heap), within a budget of values over time.
+  // of heap), within its share of the host's time.
   const decodeFrame = (body: Uint8Array): unknown => {
     heard = true;
-    const { value, values } = decode(body);
-    const now = performance.now();
-    tokens = Math.min(
-      MAX_VALUES_PER_SECOND,
-      tokens + ((now - last) / 1000) * MAX_VALUES_PER_SECOND,
-    );
-    last = now;
-    tokens -= values;
-    if (tokens < 0)
-      throw new CodecError(`more than ${MAX_VALUES_PER_SECOND} values within a second`);
+    const start = performance.now();
+    budgetMs = Math.min(DECODE_BURST_MS, budgetMs + ((start - last) / 1000) * DECODE_MS_PER_SECOND);
+    if (budgetMs < 0)
+      throw new CodecError("it spent more than its share of the host's time on its messages");
+    const { value } = decode(body);
+    last = performance.now();
+    budgetMs -= last - start;
     return value;
   };
   const decoders = { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") };

@@ -17,6 +17,20 @@ export function measureMessage(
   maxNodes = 100_000,
   onPort?: () => void,
 ): number {
+  try {
+    return measure(value, limit, maxNodes, onPort);
+  } catch {
+    // Whatever it was (more keys than V8 will list, …), it is too big.
+    return limit + 1;
+  }
+}
+
+function measure(
+  value: unknown,
+  limit: number,
+  maxNodes: number,
+  onPort: (() => void) | undefined,
+): number {
   let bytes = 0;
   let nodes = 0;
   const seen = new Set<object>();
@@ -46,6 +60,18 @@ export function measureMessage(
       for (const [k, x] of v) stack.push(k, x);
     } else if (v instanceof Set) {
       for (const x of v) stack.push(x);
+    } else if (v instanceof String) {
+      // A boxed string lists one key per character: count its text instead
+      // (found by an adversarial review: 17 million keys crashed the host).
+      bytes += v.length * 2;
+    } else if (Array.isArray(v)) {
+      // Index by index, stopping at the budget (keys of a huge array would
+      // all be made first).
+      for (let i = 0; i < v.length && nodes + stack.length <= maxNodes; i++) {
+        bytes += 16;
+        stack.push(v[i]);
+      }
+      if (v.length > maxNodes) return limit + 1;
     } else {
       for (const k of Object.keys(v)) {
         bytes += 16 + k.length * 2;
