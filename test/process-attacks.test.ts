@@ -429,26 +429,11 @@ describeWithBwrap("agent processes under attack (no lockdown: the kernel is the 
       .sort();
     expect(code).toMatchInlineSnapshot(`
       [
-        "<repo>/dist/src/errors/error-classes.js",
-        "<repo>/dist/src/errors/error-messages.js",
-        "<repo>/dist/src/errors/escape-text.js",
-        "<repo>/dist/src/errors/index.js",
+        "<repo>/dist/src/errors",
         "<repo>/dist/src/port/frames.js",
         "<repo>/dist/src/port/plain-codec.js",
         "<repo>/dist/src/port/protocol.js",
-        "<repo>/dist/workers/entry.js",
-        "<repo>/dist/workers/esm-hook.js",
-        "<repo>/dist/workers/index.js",
-        "<repo>/dist/workers/llm-worker.js",
-        "<repo>/dist/workers/lockdown-fds.js",
-        "<repo>/dist/workers/lockdown.js",
-        "<repo>/dist/workers/log-budget.js",
-        "<repo>/dist/workers/model-client.js",
-        "<repo>/dist/workers/module-format.js",
-        "<repo>/dist/workers/process-entry.js",
-        "<repo>/dist/workers/run-worker.js",
-        "<repo>/dist/workers/sandbox-client.js",
-        "<repo>/dist/workers/worker-types.js",
+        "<repo>/dist/workers",
         "<repo>/package.json",
         "<repo>/test/fixtures/process/attack.js",
       ]

@@ -191,10 +191,12 @@ export class AgentRunner {
     const processes = this.#processes;
     if (agent.spec.isolation !== "process" || processes === undefined) return runAgentThread(opts);
     const spare = processes.spares?.take(agent.worker);
+    const plan = processes.plans.get(agent.worker);
     return runAgentProcess({
       ...opts,
       confinement: processes.confinement,
       ...(spare ? { processSpare: spare } : {}),
+      ...(plan ? { plan } : {}),
     });
   }
 

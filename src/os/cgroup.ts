@@ -21,6 +21,8 @@ export interface CommandCgroup {
   procsFiles: string[];
   /** Which limits the kernel reported as hit. */
   readHits(): LimitHits;
+  /** True if it caps the number of processes (a pids controller was set). */
+  boundsProcesses: boolean;
   /** Removes the cgroups (once every process in them is gone). */
   remove(): Promise<void>;
   /**
@@ -57,6 +59,7 @@ export function createCommandCgroup(l: CheckedLimits): CommandCgroup | undefined
   if (own === undefined) return undefined;
   const made: Made[] = [];
   let freezerV1: string | undefined;
+  let boundsProcesses = false;
   const name = `mountbox-${process.pid}-${randomBytes(6).toString("hex")}`;
   const v2 = own.get("");
   if (v2 !== undefined && own.size === 1) {
@@ -69,6 +72,7 @@ export function createCommandCgroup(l: CheckedLimits): CommandCgroup | undefined
     const dir =
       makeChild(join(CGROUP_ROOT, v2), name, files) ??
       (v2 === "/" ? undefined : makeChild(CGROUP_ROOT, name, files));
+    if (dir !== undefined) boundsProcesses = true;
     if (dir !== undefined)
       made.push({
         dir,
@@ -84,6 +88,7 @@ export function createCommandCgroup(l: CheckedLimits): CommandCgroup | undefined
       const dir = makeChild(join(CGROUP_ROOT, "pids", pids), name, [
         ["pids.max", String(l.processes)],
       ]);
+      if (dir !== undefined) boundsProcesses = true;
       if (dir !== undefined)
         made.push({
           dir,
@@ -126,6 +131,7 @@ export function createCommandCgroup(l: CheckedLimits): CommandCgroup | undefined
         : undefined;
   return {
     thawFile,
+    boundsProcesses,
     kill: () =>
       killAll(
         made.map((m) => m.dir),

@@ -86,13 +86,14 @@ export function checkLimits(limits: unknown): CheckedLimits {
  * is set inside the new user namespace on purpose: there the kernel counts
  * only the sandbox's own processes, not every process of the host user.
  */
-export function rlimitPrefix(l: CheckedLimits): string {
+export function rlimitPrefix(l: CheckedLimits, processes = true): string {
   // CPU: the soft limit sends SIGXCPU (a clear exit status, 152), the hard
   // one a second later SIGKILL for a process that ignores it.
   // Open files: a host whose hard limit is already lower keeps it (an
   // unprivileged user cannot raise it, and it bounds tighter anyway).
   const files = `{ ulimit -n ${l.openFiles} 2>/dev/null || [ "$(ulimit -H -n)" -lt ${l.openFiles} ]; }`;
-  return `ulimit -t ${l.cpuSeconds + 1} -d ${l.memoryMb * 1024} -u ${l.processes} && ${files} && ulimit -S -t ${l.cpuSeconds} || exit 125; `;
+  const nproc = processes ? ` -u ${l.processes}` : "";
+  return `ulimit -t ${l.cpuSeconds + 1} -d ${l.memoryMb * 1024}${nproc} && ${files} && ulimit -S -t ${l.cpuSeconds} || exit 125; `;
 }
 
 /** Which limits the cgroup reported as hit (see `cgroup.ts`). */

@@ -51,11 +51,7 @@ const MOUNT_THEN_EXEC = [
 export function planPtys(max: number, writableFolders: readonly string[]): PtyPlan {
   const tools = process.geteuid?.() === 0 ? findTools(writableFolders) : undefined;
   if (tools === undefined || !statSync("/dev/pts", { throwIfNoEntry: false })?.isDirectory())
-    return {
-      devArgs: ["--tmpfs", "/dev/pts", "--remount-ro", "/dev/pts"],
-      wrap: (argv) => [...argv],
-      bounded: false,
-    };
+    return NO_PTYS;
   return {
     // The source is resolved in the launcher's namespace: the bounded instance.
     devArgs: ["--dev-bind", "/dev/pts", "/dev/pts"],
@@ -77,6 +73,13 @@ export function planPtys(max: number, writableFolders: readonly string[]): PtyPl
     bounded: true,
   };
 }
+
+/** No pseudo-terminal at all: an empty, read-only `/dev/pts`. */
+export const NO_PTYS: PtyPlan = {
+  devArgs: ["--tmpfs", "/dev/pts", "--remount-ro", "/dev/pts"],
+  wrap: (argv) => [...argv],
+  bounded: false,
+};
 
 /** Trusted `unshare` and `mount` binaries (as bubblewrap's own check), if both exist. */
 function findTools(

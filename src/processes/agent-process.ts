@@ -15,14 +15,15 @@ import type { AgentThreadOptions, AgentThreadResult } from "../threads/thread-op
 import { createOutputSink } from "../threads/thread-output.js";
 import { resolveModulePath } from "../threads/thread-start.js";
 import { type AgentProcess, type ProcessEnd, startAgentProcess } from "./agent-process-handle.js";
-import type { ProcessConfinement } from "./process-code.js";
-import { planAgentProcess } from "./process-code.js";
+import { type PlannedLaunch, type ProcessConfinement, planAgentProcess } from "./process-code.js";
 
 /** Options of {@link runAgentProcess}: a thread's, plus how processes are confined. */
 export interface AgentProcessOptions extends AgentThreadOptions {
   confinement: ProcessConfinement;
   /** A warm spare started (and its module imported) for this worker, used once. */
   processSpare?: AgentProcess;
+  /** The launch planned for this worker at setup (else planned now). */
+  plan?: PlannedLaunch;
 }
 
 /**
@@ -45,13 +46,14 @@ export async function runAgentProcess(opts: AgentProcessOptions): Promise<AgentT
       const proc =
         opts.processSpare ??
         startAgentProcess(
-          planAgentProcess(opts.confinement, {
-            module: modulePath,
-            dependencies: opts.dependencies ?? [],
-            sandbox: opts.sandbox,
-            network: opts.network === true,
-            maxOldGenerationSizeMb: opts.resourceLimits?.maxOldGenerationSizeMb,
-          }),
+          opts.plan ??
+            planAgentProcess(opts.confinement, {
+              module: modulePath,
+              dependencies: opts.dependencies ?? [],
+              sandbox: opts.sandbox,
+              network: opts.network === true,
+              maxOldGenerationSizeMb: opts.resourceLimits?.maxOldGenerationSizeMb,
+            }),
           opts.maxMessageBytes,
         );
       started = true;

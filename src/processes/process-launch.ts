@@ -16,7 +16,7 @@ import { createCommandCgroup } from "../os/cgroup.js";
 import { LAUNCHER } from "../os/launch.js";
 import { type CheckedLimits, rlimitPrefix } from "../os/limits.js";
 import { type Channel, type RawResult, runProcess } from "../os/process.js";
-import { planPtys } from "../os/pty-bound.js";
+import { NO_PTYS } from "../os/pty-bound.js";
 import { buildSeccompFilter, detectSeccompArch } from "../os/seccomp.js";
 import { buildViewArgs, type ProcessView } from "./process-view.js";
 
@@ -64,12 +64,23 @@ export function launchAgentProcess(l: ProcessLaunch): Promise<RawResult> {
   const arch = detectSeccompArch();
   if (arch === undefined) throw new Error("no seccomp filter for this CPU");
   const cgroup = createCommandCgroup(l.limits);
-  const ptys = planPtys(l.limits.ptys, []);
+  // An agent's code needs no terminal: none at all (and no mount namespace
+  // set up to bound them, which a command's start pays for).
+  const ptys = NO_PTYS;
   const manifestFds = l.view.manifests.map((_, i) => FIRST_MANIFEST_FD + i);
   const handed = [SECCOMP_FD, ...manifestFds];
-  // Inside: the limits first, then only stdio and the channel are left
-  // open when Node starts.
-  const inner = `${rlimitPrefix(l.limits)}exec ${handed.map((fd) => `${fd}<&-`).join(" ")}; exec -c "$@"`;
+  // The limits: where a cgroup bounds the processes, all of them are set by
+  // the launcher and bubblewrap starts Node itself (bubblewrap closes the
+  // descriptors it was handed); elsewhere RLIMIT_NPROC must be set inside
+  // the new user namespace (see `rlimitPrefix`), by a shell that then
+  // becomes Node with an empty environment.
+  const direct = cgroup?.boundsProcesses === true;
+  const launcher = direct ? `${rlimitPrefix(l.limits, false)}${LAUNCHER}` : LAUNCHER;
+  // (bubblewrap sets PWD after --clearenv: `env -i` or `exec -c` start Node
+  // with nothing in its environment.)
+  const inner = direct
+    ? ["/usr/bin/env", "-i"]
+    : ["/bin/bash", "-p", "-c", `${rlimitPrefix(l.limits)}exec -c "$@"`, "mountbox-agent"];
   const args = [
     ...systemArgs(l.network, l.limits.tmpMb * 1024 * 1024, ptys.devArgs),
     ...buildViewArgs(l.view, manifestFds),
@@ -81,11 +92,7 @@ export function launchAgentProcess(l: ProcessLaunch): Promise<RawResult> {
     "--seccomp",
     String(SECCOMP_FD),
     "--",
-    "/bin/bash",
-    "-p",
-    "-c",
-    inner,
-    "mountbox-agent",
+    ...inner,
     l.nodePath,
     ...l.nodeArgs,
     processEntryPath(),
@@ -98,7 +105,7 @@ export function launchAgentProcess(l: ProcessLaunch): Promise<RawResult> {
       args: [
         "-p",
         "-c",
-        LAUNCHER,
+        launcher,
         "mountbox-launch",
         String(handed[handed.length - 1]),
         ...(cgroup?.procsFiles ?? []),

@@ -4,6 +4,7 @@
  * confinement every agent process runs under, and the warm spares.
  */
 import { realpathSync } from "node:fs";
+import { pathToFileURL } from "node:url";
 import type { WorkerSpec } from "../config/worker-spec.js";
 import { configError } from "../errors/index.js";
 import { isLlmWorker } from "../models/worker-models.js";
@@ -17,6 +18,8 @@ import { ProcessSpares } from "./process-spares.js";
 /** What a host needs to run process agents. */
 export interface ProcessSetup {
   confinement: ProcessConfinement;
+  /** Each process worker's launch, planned once (its files do not change while the host runs). */
+  plans: Map<string, PlannedLaunch>;
   spares: ProcessSpares | undefined;
 }
 
@@ -49,7 +52,6 @@ export async function setUpProcesses(
     nodePath: realpathSync(process.execPath),
     limits: checkLimits(undefined),
   };
-  if (warm === 0) return { confinement, spares: undefined };
   const plans = new Map<string, PlannedLaunch>();
   for (const name of names) {
     const spec = workers.get(name)!;
@@ -63,9 +65,16 @@ export async function setUpProcesses(
         // An LLM agent never needs the network: the host makes its model calls.
         network: !isLlmWorker(spec) && spec.network === true,
         maxOldGenerationSizeMb: spec.maxOldGenerationSizeMb,
-        preload: true,
       }),
     );
   }
-  return { confinement, spares: new ProcessSpares(warm, plans) };
+  if (warm === 0) return { confinement, plans, spares: undefined };
+  // Spares import their module ahead.
+  const sparePlans = new Map(
+    [...plans].map(([name, plan]) => {
+      const module = codeOf(workers.get(name)!).module;
+      return [name, { ...plan, preload: pathToFileURL(module).href }];
+    }),
+  );
+  return { confinement, plans, spares: new ProcessSpares(warm, sparePlans) };
 }
