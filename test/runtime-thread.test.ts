@@ -254,6 +254,20 @@ describe("hostile workers on the raw port", () => {
     expect(existsSync(join(dir, "root", "b.txt"))).toBe(false);
   });
 
+  it("gets a short refusal for a key of millions of control characters, and is still served", async () => {
+    const r = await hostile({ attack: "hugeKey", chars: 1_000_000 });
+    const results = r.value as Record<string, any>[];
+    expect(results.at(-1)).toEqual(served);
+    expect(results.slice(0, -1).map((x) => [x.ok, x.code, x.chars < 600])).toEqual([
+      [false, "invalid_request", true],
+      [false, "invalid_request", true],
+      [false, "invalid_request", true],
+    ]);
+    expect(results[0]?.message).toMatch(/^unexpected key "(\\u0001){64}"…$/);
+    expect(results[1]?.message).toMatch(/unknown edit key "(\\u0001){64}"…/);
+    expect(results[2]?.message).toMatch(/unknown option "(\\u0001){64}"…/);
+  });
+
   it("gets an error for a transferred port, and is still served", async () => {
     const r = await hostile({ attack: "port" });
     const [reply, after] = r.value as Record<string, any>[];

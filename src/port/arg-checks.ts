@@ -30,6 +30,21 @@ export type Handler = {
 /** Longest path or glob string accepted; the sandbox itself rejects paths over 4096 bytes. */
 export const MAX_PATH_CHARS = 16 * 1024;
 
+/** Longest part of a sent key a refusal quotes. */
+const MAX_QUOTED_KEY_CHARS = 64;
+
+/**
+ * Quotes a key the agent sent, cut first: escaping a long key of control
+ * characters made a string too long for V8 and crashed the host (found by
+ * an adversarial review), and a refusal never echoes a large input.
+ */
+export function quoteKey(key: string): string {
+  return (
+    JSON.stringify(key.slice(0, MAX_QUOTED_KEY_CHARS)) +
+    (key.length > MAX_QUOTED_KEY_CHARS ? "…" : "")
+  );
+}
+
 /** A request id: a non-negative safe integer. */
 export function isId(v: unknown): v is number {
   return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
@@ -63,7 +78,7 @@ export function readOptions(
   if (!isPlainObject(v)) return "options must be an object";
   const out: Record<string, boolean> = {};
   for (const k in v) {
-    if (!allowed.includes(k)) return `unknown option ${JSON.stringify(k.slice(0, 64))}`;
+    if (!allowed.includes(k)) return `unknown option ${quoteKey(k)}`;
     const value = v[k];
     if (value === undefined) continue;
     if (typeof value !== "boolean") return `option ${k} must be a boolean`;

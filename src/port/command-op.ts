@@ -2,7 +2,7 @@
  * The port's `runCommand`: a worker's `ctx.runCommand(command, { timeoutMs })`,
  * checked here; the host runs it under OS confinement.
  */
-import { arity, asString, type Handler, isPlainObject } from "./arg-checks.js";
+import { arity, asString, type Handler, isPlainObject, quoteKey } from "./arg-checks.js";
 import type { PortServerOptions } from "./port-options.js";
 import type { RunCommandRequest } from "./protocol.js";
 
@@ -24,7 +24,7 @@ export function commandHandler(
       if (options !== undefined) {
         if (!isPlainObject(options)) return "options must be an object";
         for (const k in options) {
-          if (k !== "timeoutMs") return `unknown option ${JSON.stringify(k.slice(0, 64))}`;
+          if (k !== "timeoutMs") return `unknown option ${quoteKey(k)}`;
           const t = options[k];
           if (t === undefined) continue;
           if (typeof t !== "number" || !Number.isInteger(t) || t < 1)

@@ -14,6 +14,7 @@ import {
   isPlainObject,
   noArgs,
   pathsOnly,
+  quoteKey,
   readOptions,
   withOptions,
 } from "./arg-checks.js";
@@ -48,7 +49,7 @@ function checkEdit(args: unknown[]): Checked | string {
   for (const e of edits) {
     if (!isPlainObject(e)) return "each edit must be an object { oldText, newText }";
     for (const k in e)
-      if (k !== "oldText" && k !== "newText") return `unknown edit key ${JSON.stringify(k)}`;
+      if (k !== "oldText" && k !== "newText") return `unknown edit key ${quoteKey(k)}`;
     const { oldText, newText } = e;
     if (typeof oldText !== "string" || typeof newText !== "string")
       return "oldText and newText must be strings";

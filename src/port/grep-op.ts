@@ -4,7 +4,14 @@
  */
 import { searchSandbox } from "../pool/index.js";
 import type { GrepOptions } from "../sandbox/types.js";
-import { arity, type Checked, type Handler, isPlainObject, MAX_PATH_CHARS } from "./arg-checks.js";
+import {
+  arity,
+  type Checked,
+  type Handler,
+  isPlainObject,
+  MAX_PATH_CHARS,
+  quoteKey,
+} from "./arg-checks.js";
 
 /** Longest grep pattern accepted. */
 const MAX_PATTERN_CHARS = 16 * 1024;
@@ -57,7 +64,7 @@ function checkGrep(args: unknown[]): Checked | string {
       )
         return `${k} must be a non-negative integer of at most ${MAX_GREP_NUMBER}`;
       out[k] = k === "timeBudgetMs" ? Math.min(value, MAX_THREAD_GREP_BUDGET_MS) : value;
-    } else return `unknown option ${JSON.stringify(k.slice(0, 64))}`;
+    } else return `unknown option ${quoteKey(k)}`;
   }
   if (typeof out.pattern !== "string") return "pattern must be a string";
   return { args: [out], bytes };

@@ -5,7 +5,7 @@
  */
 import { ioError, SandboxError } from "../errors/index.js";
 import type { GrepOptions } from "../sandbox/types.js";
-import { isId, isPlainObject } from "./arg-checks.js";
+import { isId, isPlainObject, quoteKey } from "./arg-checks.js";
 import { AWAITING_OPS } from "./operations.js";
 import type { PortServerOptions } from "./port-options.js";
 import type { WireError } from "./protocol.js";
@@ -18,7 +18,7 @@ export function readRequest(data: unknown): { id: number; op: string; args: unkn
   if (!isPlainObject(data)) return "a request must be an object { id, op, args }";
   let keys = 0;
   for (const k in data) {
-    if (k !== "id" && k !== "op" && k !== "args") return `unexpected key ${JSON.stringify(k)}`;
+    if (k !== "id" && k !== "op" && k !== "args") return `unexpected key ${quoteKey(k)}`;
     keys++;
   }
   if (keys !== 3 || !Object.hasOwn(data, "id") || !Object.hasOwn(data, "op"))

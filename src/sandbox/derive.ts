@@ -10,6 +10,7 @@ import {
   configError,
   formatPathList,
   InvalidPathError,
+  quotePath,
   SandboxError,
   SandboxPermissionEscalationError,
 } from "../errors/index.js";
@@ -114,7 +115,7 @@ function entryArea(
 ): Area {
   if (parent.table.form === "root" && !entry.replaceAll("\\", "/").startsWith("/")) {
     throw new InvalidPathError(
-      `Invalid path '${entry}' in ${kind}: entries must be absolute virtual paths. Use '/${entry.replace(/^\.?\/*/, "")}'.`,
+      `Invalid path ${quotePath(entry)} in ${kind}: entries must be absolute virtual paths. Use ${quotePath(`/${entry.replace(/^\.?\/*/, "")}`)}.`,
     );
   }
   const v = parent.normalize(entry);
