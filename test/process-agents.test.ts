@@ -9,6 +9,9 @@ import { execFile, spawnSync } from "node:child_process";
 import {
   chmodSync,
   chownSync,
+  copyFileSync,
+  linkSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   realpathSync,
@@ -351,6 +354,27 @@ describeWithBwrap("agent processes", () => {
     });
     // 13: Node's "unsettled top-level await" (close() never resolved).
     expect([run.status, run.stdout.trim()], run.stderr).toEqual([0, "closed"]);
+  });
+
+  it("run on a Node whose path has '=' in it (env would take it for a variable)", () => {
+    const dir = join(base, "node=1");
+    mkdirSync(dir);
+    const node = join(dir, "node");
+    try {
+      linkSync(process.execPath, node);
+    } catch {
+      copyFileSync(process.execPath, node);
+    }
+    const dist = pathToFileURL(
+      fileURLToPath(new URL("../dist/src/index.js", import.meta.url)),
+    ).href;
+    const input = JSON.stringify({ kind: "where" });
+    const run = spawnSync(node, [fx("process/run-host.mjs"), dist, AGENT, input], {
+      cwd: root,
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect([run.status, JSON.parse(run.stdout || "null")?.cwd], run.stderr).toEqual([0, "/tmp"]);
   });
 
   it("a warm spare that speaks before it is given an agent is stopped at once", async () => {

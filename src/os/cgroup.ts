@@ -69,10 +69,13 @@ export function createCommandCgroup(l: CheckedLimits): CommandCgroup | undefined
     ];
     // Our own cgroup first; if it has no controllers to give (a cgroup with
     // processes cannot enable them for children), the hierarchy's root.
-    const dir =
+    const child =
       makeChild(join(CGROUP_ROOT, v2), name, files) ??
       (v2 === "/" ? undefined : makeChild(CGROUP_ROOT, name, files));
-    if (dir !== undefined) boundsProcesses = true;
+    const dir = child?.dir;
+    // Only a written pids.max bounds them: a folder may carry memory.max alone
+    // (found by an adversarial review: callers then skipped RLIMIT_NPROC).
+    boundsProcesses = child?.wrote.has("pids.max") === true;
     if (dir !== undefined)
       made.push({
         dir,
@@ -87,7 +90,7 @@ export function createCommandCgroup(l: CheckedLimits): CommandCgroup | undefined
     if (pids !== undefined) {
       const dir = makeChild(join(CGROUP_ROOT, "pids", pids), name, [
         ["pids.max", String(l.processes)],
-      ]);
+      ])?.dir;
       if (dir !== undefined) boundsProcesses = true;
       if (dir !== undefined)
         made.push({
@@ -99,7 +102,7 @@ export function createCommandCgroup(l: CheckedLimits): CommandCgroup | undefined
     if (memory !== undefined) {
       const dir = makeChild(join(CGROUP_ROOT, "memory", memory), name, [
         ["memory.limit_in_bytes", String(l.memoryMb * 1024 * 1024)],
-      ]);
+      ])?.dir;
       if (dir !== undefined)
         made.push({
           dir,
@@ -213,7 +216,15 @@ function readOwnCgroups(): Map<string, string> | undefined {
  * Makes `parent/name` and writes its limit files (each one the controller
  * offers); undefined, and nothing left behind, if none could be written.
  */
-function makeChild(parent: string, name: string, files: [string, string][]): string | undefined {
+/**
+ * Makes a cgroup folder with whichever of `files` this host lets us write;
+ * its path and the files written, or undefined (and nothing left) if none.
+ */
+function makeChild(
+  parent: string,
+  name: string,
+  files: [string, string][],
+): { dir: string; wrote: Set<string> } | undefined {
   const dir = join(parent, name);
   sweepDeadHostCgroups(parent);
   try {
@@ -221,16 +232,16 @@ function makeChild(parent: string, name: string, files: [string, string][]): str
   } catch {
     return undefined;
   }
-  let written = 0;
+  const wrote = new Set<string>();
   for (const [f, v] of files) {
     try {
       writeFileSync(join(dir, f), v);
-      written++;
+      wrote.add(f);
     } catch {
       // this controller is not available here
     }
   }
-  if (written > 0) return dir;
+  if (wrote.size > 0) return { dir, wrote };
   try {
     rmdirSync(dir);
   } catch {

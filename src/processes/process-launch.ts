@@ -74,7 +74,8 @@ export function launchAgentProcess(l: ProcessLaunch): Promise<RawResult> {
   // descriptors it was handed); elsewhere RLIMIT_NPROC must be set inside
   // the new user namespace (see `rlimitPrefix`), by a shell that then
   // becomes Node with an empty environment.
-  const direct = cgroup?.boundsProcesses === true;
+  // (`env` takes a program path with '=' in it for a variable, `--` or not.)
+  const direct = cgroup?.boundsProcesses === true && !l.nodePath.includes("=");
   const launcher = direct ? `${rlimitPrefix(l.limits, false)}${LAUNCHER}` : LAUNCHER;
   // (bubblewrap sets PWD after --clearenv: `env -i` or `exec -c` start Node
   // with nothing in its environment.)
