@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -6,5 +7,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Most test files wait on child processes, installs and bubblewrap, not
+    // the CPU: three at once even on two cores (vitest would run one there),
+    // which also runs the suite under load, as users' hosts are.
+    maxWorkers: Math.max(3, availableParallelism() - 1),
   },
 });
