@@ -5,12 +5,14 @@
  * in a path is escaped, through a real thread; a long path keeps its end
  * visible.
  */
+
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHost as createBuiltHost } from "../dist/src/index.js";
-import { escapeControl, quotePath } from "../src/errors/index.js";
+import { escapeControl, quotePath, shortenMiddle } from "../src/errors/index.js";
 import {
   type ApprovalRequest,
   createSandbox,
@@ -65,6 +67,33 @@ describe("escapeControl", () => {
     expect(escapeControl("a\ud800b\udc00c")).toBe("a\\ud800b\\udc00c");
     expect(escapeControl("l\u2028p\u2029\n\t")).toBe("l\\u2028p\\u2029\\n\\t");
     expect(escapeControl("héllo ✓ 😀 日本 Ω")).toBe("héllo ✓ 😀 日本 Ω");
+  });
+
+  it("escapes at most 1 Mi characters of a text, cutting the rest", () => {
+    // Escaped whole, tens of millions of control characters abort the process.
+    const out = escapeControl("\u0001".repeat(3_000_000));
+    expect(out.length).toBe(6 * 2 ** 20 + 1);
+    expect(out.endsWith("\\u0001\u2026")).toBe(true);
+  });
+
+  it("a huge text is shortened from its ends alone, exactly as a short one", () => {
+    const reference = (s: string, max: number) => {
+      const cps = Array.from(s);
+      if (cps.length <= max) return s;
+      const head = Math.floor((max - 1) * 0.4);
+      return `${cps.slice(0, head).join("")}\u2026${cps.slice(cps.length - (max - 1 - head)).join("")}`;
+    };
+    fc.assert(
+      fc.property(
+        fc.string({ unit: "grapheme", minLength: 20, maxLength: 120 }),
+        fc.integer({ min: 2, max: 12 }),
+        (s, max) => {
+          expect(shortenMiddle(s, max)).toBe(reference(s, max));
+        },
+      ),
+    );
+    const huge = `😀${"a".repeat(50_000_000)}😀end`;
+    expect(shortenMiddle(huge, 10)).toBe("😀aa\u2026aa😀end");
   });
 
   it("a long path quoted in a message keeps its end", () => {

@@ -84,6 +84,36 @@ it("a port smuggled into a delegation is refused, and nothing is left running af
   ).toBeLessThanOrEqual(before);
 });
 
+it("an uncaught error of millions of control characters fails its agent with a short message", async () => {
+  const host = await make();
+  const err = (await host.run("b", { mode: "huge-throw", chars: 3_000_000 }).catch((e) => e)) as {
+    reason: string;
+    message: string;
+  };
+  expect(err.reason).toBe("crashed");
+  expect(err.message.length).toBeLessThan(30_000);
+  expect(err.message).toMatch(/^Worker 'b''s thread crashed: Error: (\\u0001){100}/);
+  expect(await host.run("b", { mode: "ok" })).toBe("ok");
+  await host.close();
+});
+
+it("delegation options with huge keys or paths get short refusals, and the host goes on", async () => {
+  const host = await make();
+  const r = (await host.run("a", { mode: "delegate-raw", to: "b", chars: 400_000 })) as {
+    ok: boolean;
+    code: string;
+    chars: number;
+  }[];
+  expect(r.map((x) => [x.ok, x.code, x.chars < 2000])).toEqual([
+    [false, "invalid_request", true],
+    [false, "invalid_config", true],
+    [false, "invalid_path", true],
+    [false, "invalid_config", true],
+  ]);
+  expect(await host.run("b", { mode: "ok" })).toBe("ok");
+  await host.close();
+});
+
 it("a huge call-site allow-list is refused before it is resolved", async () => {
   const host = await make();
   expect(await host.run("a", { mode: "big-allow", to: "b" })).toBe("invalid_config");

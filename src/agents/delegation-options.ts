@@ -3,7 +3,12 @@
  * worker, checked; and the attachments it hands its callee, read through its
  * own sandbox.
  */
-import { type ConfigIssue, configError, DelegationRefusedError } from "../errors/index.js";
+import {
+  type ConfigIssue,
+  configError,
+  DelegationRefusedError,
+  quotePath,
+} from "../errors/index.js";
 import type { Attachment } from "../port/protocol.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 
@@ -24,7 +29,7 @@ export function checkCallOptions(raw: Record<string, unknown>): CallOptions {
   const issues: ConfigIssue[] = [];
   for (const k of Object.keys(raw)) {
     if (k !== "sandbox" && k !== "attachments" && k !== "timeoutMs")
-      issues.push({ path: [k], message: `unknown option '${k}'` });
+      issues.push({ path: [k], message: `unknown option ${quotePath(k)}` });
   }
   const out: CallOptions = {};
   if (raw.sandbox !== undefined) out.sandbox = raw.sandbox;

@@ -5,7 +5,7 @@
  * (with `inherit` defaulting to false). Used for a callee's configured
  * narrowing and again for the call site's.
  */
-import { configError } from "../errors/index.js";
+import { configError, quotePath } from "../errors/index.js";
 import type { WorkerSandboxSpec } from "../host/host-types.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 
@@ -35,7 +35,7 @@ export function applyWorkerSandbox(sandbox: Sandbox, spec: unknown): Sandbox {
   const unknown = Object.keys(s).filter((k) => !KEYS.has(k));
   if (unknown.length > 0) {
     throw configError(
-      unknown.map((k) => ({ path: ["sandbox", k], message: `unknown key '${k}'` })),
+      unknown.map((k) => ({ path: ["sandbox", k], message: `unknown key ${quotePath(k)}` })),
     );
   }
   const w = s as WorkerSandboxSpec;

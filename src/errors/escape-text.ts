@@ -50,7 +50,11 @@ const SHORT: Record<string, string> = {
  * as they are. Printable text, including non-ASCII letters, is unchanged.
  */
 export function escapeControl(s: string): string {
-  return s.replace(UNSAFE, (c) => {
+  // Cut first: escaped, tens of millions of control characters make a string
+  // longer than V8 allows, which aborts the process from inside the regexp
+  // engine (found by an adversarial review, from an agent's error message).
+  const text = s.length > MAX_ESCAPED_CHARS ? `${s.slice(0, MAX_ESCAPED_CHARS)}\u2026` : s;
+  return text.replace(UNSAFE, (c) => {
     const short = SHORT[c];
     if (short !== undefined) return short;
     const cp = c.codePointAt(0) as number;
@@ -58,6 +62,9 @@ export function escapeControl(s: string): string {
     return cp > 0xffff ? `\\u{${hex}}` : `\\u${hex.padStart(4, "0")}`;
   });
 }
+
+/** Longest text {@link escapeControl} escapes; the rest is cut. */
+export const MAX_ESCAPED_CHARS = 1 << 20;
 
 /** Longest text {@link shortenMiddle} leaves whole. */
 export const SHOWN_CHARS = 200;
@@ -70,10 +77,17 @@ export const SHOWN_CHARS = 200;
  */
 export function shortenMiddle(s: string, max = SHOWN_CHARS): string {
   if (s.length <= max) return s;
-  const cps = Array.from(s);
-  if (cps.length <= max) return s;
   const head = Math.floor((max - 1) * 0.4);
   const tail = max - 1 - head;
+  // Past 4 × max code units there are more than max code points: list only
+  // both ends (listing a 100-million-character path stalled the host).
+  if (s.length > 4 * max) {
+    const start = Array.from(s.slice(0, 2 * max)).slice(0, head);
+    const end = Array.from(s.slice(-2 * max));
+    return `${start.join("")}\u2026${end.slice(end.length - tail).join("")}`;
+  }
+  const cps = Array.from(s);
+  if (cps.length <= max) return s;
   return `${cps.slice(0, head).join("")}\u2026${cps.slice(cps.length - tail).join("")}`;
 }
 
@@ -90,7 +104,8 @@ export function formatKeyPath(path: readonly (string | number)[]): string {
   let out = "";
   for (const seg of path) {
     if (typeof seg === "number") out += `[${seg}]`;
-    else if (!/^[A-Za-z_$][\w$]*$/.test(seg)) out += `[${JSON.stringify(seg)}]`;
+    else if (!/^[A-Za-z_$][\w$]*$/.test(seg))
+      out += `[${JSON.stringify(seg.slice(0, 64))}${seg.length > 64 ? "\u2026" : ""}]`;
     else out += out === "" ? seg : `.${seg}`;
   }
   return out;

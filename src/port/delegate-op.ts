@@ -6,6 +6,9 @@ import { measureMessage } from "../threads/message-size.js";
 import { arity, asString, type Handler, isPlainObject } from "./arg-checks.js";
 import type { PortServerOptions } from "./port-options.js";
 
+/** Most bytes of `ctx.delegate` options accepted (a sandbox spec and attachment paths). */
+const MAX_OPTION_BYTES = 1 << 20;
+
 /** The `delegate` operation, served by the owner's `onDelegate`. */
 export function delegateHandler(opts: PortServerOptions): Handler {
   return {
@@ -21,9 +24,9 @@ export function delegateHandler(opts: PortServerOptions): Handler {
       const flag = () => {
         hasPort = true;
       };
-      const bytes =
-        measureMessage(input, Number.MAX_SAFE_INTEGER, undefined, flag) +
-        measureMessage(options, 1 << 20, undefined, flag);
+      const optionBytes = measureMessage(options, MAX_OPTION_BYTES, undefined, flag);
+      if (optionBytes > MAX_OPTION_BYTES) return "options must be at most 1 MiB";
+      const bytes = measureMessage(input, Number.MAX_SAFE_INTEGER, undefined, flag) + optionBytes;
       if (hasPort) return "input and options must not contain message ports";
       return { args, bytes };
     },

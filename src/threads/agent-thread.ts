@@ -77,12 +77,17 @@ export async function runAgentThread(opts: AgentThreadOptions): Promise<AgentThr
       worker.on("error", (err: Error & { code?: string }) => {
         if (err.code === "ERR_WORKER_OUT_OF_MEMORY")
           s.fail("out_of_memory", "The agent ran out of memory and was stopped.");
-        // Node's own errors (ERR_*) name host paths; the agent's own text is kept.
-        else
+        else {
+          // The agent's own text, cut as its sent errors are (a 70-million-
+          // character message aborted the host where it was escaped); Node's
+          // own errors (ERR_*) name host paths.
+          const name = String(err.name).slice(0, 100);
+          const message = String(err.message).slice(0, 4096);
           s.fail(
             "crashed",
-            `The agent's thread crashed: ${err.name}: ${isNodeErrorCode(err.code) ? hideHostPaths(err.message) : err.message}`,
+            `The agent's thread crashed: ${name}: ${isNodeErrorCode(err.code) ? hideHostPaths(message) : message}`,
           );
+        }
       });
       worker.on("exit", (code) => {
         reportExit();

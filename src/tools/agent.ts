@@ -72,7 +72,9 @@ export function callWorkerTool(env: ToolEnv, delegate: DelegateFunction): ToolDe
           ? result
           : result === undefined
             ? "(no result)"
-            : (JSON.stringify(result, null, 2) ?? String(result));
+            : // Compact: indenting a deeply nested result of 1 MB made a
+              // string of hundreds of MB (found by an adversarial review).
+              (JSON.stringify(result) ?? String(result));
       return capText(text, max, "The worker's result");
     },
   });

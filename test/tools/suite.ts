@@ -536,7 +536,7 @@ export function runToolConformance(label: string, setup: ToolSetupFactory): void
             { worker: "summarizer", input: "sum it", attachments: ["/src/a.txt"] },
             opts,
           ),
-        ).toBe('{\n  "summary": "short"\n}');
+        ).toBe('{"summary":"short"}');
         expect(await call("call_worker", { worker: "other", input: 1 }, opts)).toBe(
           "Error [delegation_refused]: 'other' is not a delegate of this worker.",
         );
@@ -545,6 +545,16 @@ export function runToolConformance(label: string, setup: ToolSetupFactory): void
           input: "sum it",
           opts: { attachments: ["/src/a.txt"] },
         });
+      });
+
+      it("call_worker shows a result as compact JSON, however deeply nested", async () => {
+        // Indented, 1 MB nested 1000 deep made hundreds of MB of text.
+        let nested: unknown = [0, 1, 2];
+        for (let i = 0; i < 1000; i++) nested = [nested];
+        const delegate = async () => nested;
+        expect(await call("call_worker", { worker: "w", input: 1 }, { delegate })).toBe(
+          JSON.stringify(nested),
+        );
       });
 
       it("a failure that is not a SandboxError is a generic message naming tool and path", async () => {
