@@ -2,8 +2,9 @@
  * `npm run bench`: runs every benchmark module and prints each figure beside
  * its same-run baseline. `--write` also rewrites bench/RESULTS.md.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { type BenchRow, CI_MODE, isGrossRegression } from "./lib.js";
@@ -16,13 +17,46 @@ const modules = readdirSync(here)
   .sort();
 
 const fmt = (hz: number) => (hz >= 1000 ? `${(hz / 1000).toFixed(1)}k` : hz.toFixed(1));
-const lines: string[] = [];
-const all: (BenchRow & { bench: string })[] = [];
-for (const file of modules) {
+
+// `--module F --rows-to PATH`: run one module here and write its rows (the
+// parent runs each module so, in a fresh process).
+const childAt = process.argv.indexOf("--module");
+if (childAt !== -1) {
+  const file = process.argv[childAt + 1] as string;
+  const out = process.argv[process.argv.indexOf("--rows-to") + 1] as string;
   const mod = (await import(pathToFileURL(join(here, file)).href)) as {
     default: () => Promise<BenchRow[]>;
   };
-  const rows = await mod.default();
+  writeFileSync(out, JSON.stringify(await mod.default()));
+  process.exit(0);
+}
+
+/**
+ * Runs one module in a fresh Node process: what earlier modules left behind
+ * must not weigh on it (a host grown to 1.5 GB RSS by earlier modules made
+ * each process spawn 50× slower — fork copies its page tables).
+ */
+function runModule(file: string): BenchRow[] {
+  const dir = mkdtempSync(join(tmpdir(), "mountbox-bench-rows-"));
+  try {
+    const out = join(dir, "rows.json");
+    const flags = process.argv.slice(2).filter((a) => a.startsWith("--") && a !== "--write");
+    const r = spawnSync(
+      process.execPath,
+      [fileURLToPath(import.meta.url), ...flags, "--module", file, "--rows-to", out],
+      { stdio: ["ignore", "inherit", "inherit"] },
+    );
+    if (r.status !== 0) throw new Error(`bench module ${file} failed (exit ${r.status})`);
+    return JSON.parse(readFileSync(out, "utf8")) as BenchRow[];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const lines: string[] = [];
+const all: (BenchRow & { bench: string })[] = [];
+for (const file of modules) {
+  const rows = runModule(file);
   all.push(...rows.map((r) => ({ bench: file.replace(".bench.js", ""), ...r })));
   lines.push(`\n### ${file.replace(".bench.js", "")}\n`);
   lines.push(
