@@ -214,11 +214,8 @@ function readOwnCgroups(): Map<string, string> | undefined {
 
 /**
  * Makes `parent/name` and writes its limit files (each one the controller
- * offers); undefined, and nothing left behind, if none could be written.
- */
-/**
- * Makes a cgroup folder with whichever of `files` this host lets us write;
- * its path and the files written, or undefined (and nothing left) if none.
+ * offers): the folder and the files written, or undefined, and nothing left
+ * behind, if none could be written.
  */
 function makeChild(
   parent: string,
