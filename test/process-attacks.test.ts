@@ -423,8 +423,9 @@ describeWithBwrap("agent processes under attack (no lockdown: the kernel is the 
       .split("\n")
       .map((l) => l.split(" ")[4]!);
     const system = /^\/(usr|bin|sbin|lib\w*|etc|proc|dev|tmp)?(\/|$)/;
+    // (This checkout may itself lie under /tmp, as in a CI clone.)
     const code = mountPoints
-      .filter((p) => !system.test(p) && p !== NODE)
+      .filter((p) => p !== NODE && (p.startsWith(`${REPO}/`) || !system.test(p)))
       .map((p) => p.replace(REPO, "<repo>"))
       .sort();
     expect(code).toMatchInlineSnapshot(`
@@ -549,6 +550,14 @@ describeWithBwrap("agent processes under attack (no lockdown: the kernel is the 
     });
     stop.abort();
     expect(await held).toBe("aborted");
+    // Its private /tmp holds the folders its code is bound at, where that
+    // code lies under the host's /tmp (as in a CI clone), and nothing else.
+    const codeFolders = [REPO, NODE]
+      .filter((p) => p.startsWith("/tmp/"))
+      .map((p) => p.split("/")[2]!);
+    const ownTmp = (out as Record<string, string>)["own /tmp"]!.split(",").filter((n) => n !== "");
+    expect(ownTmp.filter((n) => !codeFolders.includes(n))).toEqual([]);
+    (out as Record<string, string>)["own /tmp"] = "";
     expect(out).toMatchInlineSnapshot(`
       {
         "grep for secret": "exit 0 out: done",
