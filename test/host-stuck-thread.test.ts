@@ -6,7 +6,7 @@
  * test opens the FIFO for writing to let the thread go.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, constants, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -29,7 +29,8 @@ const host = await createHost({
   maxThreads: 1,
 });
 const outcome = (p) => p.then(() => "ran", (e) => e.reason ?? e.code);
-const first = await outcome(host.run("stuck", ${JSON.stringify(fifo)}, { timeoutMs: 300 }));
+// (3 s: on a loaded machine a thread may take a second to reach the open.)
+const first = await outcome(host.run("stuck", ${JSON.stringify(fifo)}, { timeoutMs: 3000 }));
 // A thread still running a second after terminate() counts as stuck.
 await new Promise((r) => setTimeout(r, 1500));
 const second = await outcome(host.run("quick"));
@@ -43,6 +44,25 @@ for (let i = 0; i < 100 && third !== "ran"; i++) {
 console.log(JSON.stringify({ third }));
 await host.close();
 `;
+
+/**
+ * Writes "wake" to the FIFO once a reader has it open, never blocking this
+ * process: a blocking open with no reader (a thread that never got to its
+ * open) would freeze the test's own loop, and its timers with it.
+ */
+async function wakeReader(fifo: string): Promise<void> {
+  for (let i = 0; i < 1000; i++) {
+    try {
+      const fd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+      writeSync(fd, "wake\n");
+      closeSync(fd);
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENXIO") throw err;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 it("a thread that ignores terminate() keeps its maxThreads slot until it exits", async () => {
   const dir = mkdtempSync(join(tmpdir(), "mountbox-stuck-"));
@@ -61,12 +81,12 @@ it("a thread that ignores terminate() keeps its maxThreads slot until it exits",
     buffer = parts.pop() ?? "";
     for (const line of parts) {
       lines.push(line);
-      // Opening for writing blocks until the thread's open for reading, which
-      // is waiting already: both return, the thread reads "wake" and exits.
-      if (lines.length === 1) writeFileSync(fifo, "wake\n");
+      // The thread's open for reading is waiting: opening for writing lets
+      // both return, and the thread reads "wake" and exits.
+      if (lines.length === 1) void wakeReader(fifo);
     }
   });
-  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  const timer = setTimeout(() => child.kill("SIGKILL"), 40_000);
   const status = await done;
   clearTimeout(timer);
   expect(lines.map((l) => JSON.parse(l))).toEqual([
@@ -75,4 +95,4 @@ it("a thread that ignores terminate() keeps its maxThreads slot until it exits",
   ]);
   expect(status).toBe(0);
   rmSync(dir, { recursive: true, force: true });
-}, 40_000);
+}, 50_000);
