@@ -113,7 +113,7 @@ export function formatPermissionMatrix(m: PermissionMatrix): string {
   });
   const header = [
     "worker (delegation path)",
-    ...m.areas.map((a) => a.path),
+    ...m.areas.map((a) => escapeControl(a.path)),
     "shell",
     "network",
     "runs as",
