@@ -14,6 +14,7 @@ import { runCommand } from "../os/run-command.js";
 import { createSandbox } from "../sandbox/sandbox.js";
 import { runCheck } from "./check-command.js";
 import { type CliIo, UsageError } from "./cli-io.js";
+import { runRun } from "./run-command.js";
 
 /** The installed package's version (from its package.json). */
 function readVersion(): string {
@@ -33,6 +34,7 @@ const MAIN_HELP = `Usage: mountbox <command> [options]
 Commands:
   check   Validate a program folder and print each worker's effective permissions
   exec    Run a shell command confined to a sandbox (Linux, bubblewrap)
+  run     Run a program folder's worker, its agents each in their own thread or process
 
 Run 'mountbox <command> --help' for a command's options;
 'mountbox --version' prints the version.
@@ -103,11 +105,12 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     }
     if (command === "exec") return await runExec(rest, io);
     if (command === "check") return await runCheck(rest, io);
-    throw new UsageError(`unknown command '${command.slice(0, 40)}'. Commands: check, exec.`);
+    if (command === "run") return await runRun(rest, io);
+    throw new UsageError(`unknown command '${command.slice(0, 40)}'. Commands: check, exec, run.`);
   } catch (err) {
     if (err instanceof UsageError) {
       io.stderr(
-        `mountbox: ${err.message}\nRun 'mountbox ${command === "exec" || command === "check" ? `${command} ` : ""}--help' for usage.\n`,
+        `mountbox: ${err.message}\nRun 'mountbox ${command === "exec" || command === "check" || command === "run" ? `${command} ` : ""}--help' for usage.\n`,
       );
       return EXIT_USAGE;
     }
