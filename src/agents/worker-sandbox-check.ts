@@ -28,12 +28,6 @@ export interface WorkerSandboxIssue {
   message: string;
 }
 
-/** One way a worker can be reached: the path from a top-level run and the sandbox it gets there. */
-interface Reach {
-  chain: string[];
-  sandbox: Sandbox;
-}
-
 /**
  * Walks every delegation path (breadth first, so each issue names the
  * shortest path it shows up on) and returns each failing key once.
@@ -43,7 +37,38 @@ export function checkWorkerSandboxes(
   workers: ReadonlyMap<string, WorkerSpec>,
   maxDepth: number,
 ): WorkerSandboxIssue[] {
+  return walkWorkers(root, workers, maxDepth).issues;
+}
+
+/**
+ * Every way a worker can be reached — from a top-level run, then along each
+ * worker's `delegates` up to `maxDepth` workers — with the sandbox it gets
+ * there; breadth first, each (worker, sandbox) once. A worker whose key
+ * fails on a path is not reached along it.
+ */
+export function listWorkerReaches(
+  root: Sandbox,
+  workers: ReadonlyMap<string, WorkerSpec>,
+  maxDepth: number,
+): WorkerReach[] {
+  return walkWorkers(root, workers, maxDepth).reaches;
+}
+
+/** One way a worker can be reached: the path from a top-level run and the sandbox it gets there. */
+export interface WorkerReach {
+  /** The workers from the top-level run to this one (this one last). */
+  chain: string[];
+  /** Its sandbox there. */
+  sandbox: Sandbox;
+}
+
+function walkWorkers(
+  root: Sandbox,
+  workers: ReadonlyMap<string, WorkerSpec>,
+  maxDepth: number,
+): { issues: WorkerSandboxIssue[]; reaches: WorkerReach[] } {
   const issues: WorkerSandboxIssue[] = [];
+  const reaches: WorkerReach[] = [];
   const reported = new Set<string>();
   const report = (found: WorkerSandboxIssue[]) => {
     for (const i of found) {
@@ -53,20 +78,26 @@ export function checkWorkerSandboxes(
       issues.push(i);
     }
   };
-  // A worker reached again with a sandbox it already had adds nothing.
-  const seen = new Set<string>();
-  let level: Reach[] = [];
+  // A worker reached again from a sandbox it was already reached from gets
+  // the same sandbox: listed on this path too, but not walked again.
+  const seen = new Map<string, Sandbox | undefined>();
+  let level: WorkerReach[] = [];
   const reach = (name: string, parent: Sandbox, chain: string[]) => {
     const spec = workers.get(name);
     if (!spec) return;
     const id = `${name}\0${policyKey(parent)}`;
-    if (seen.has(id)) return;
-    seen.add(id);
+    if (seen.has(id)) {
+      const sandbox = seen.get(id);
+      if (sandbox !== undefined) reaches.push({ chain, sandbox });
+      return;
+    }
     const result = deriveFor(name, spec.sandbox, parent, chain);
+    seen.set(id, "issues" in result ? undefined : result.sandbox);
     if ("issues" in result) report(result.issues);
     else level.push({ chain, sandbox: result.sandbox });
   };
   for (const name of workers.keys()) reach(name, root, [name]);
+  reaches.push(...level);
   for (let depth = 2; depth <= maxDepth && level.length > 0; depth++) {
     const callers = level;
     level = [];
@@ -75,8 +106,9 @@ export function checkWorkerSandboxes(
       for (const callee of new Set(spec?.delegates ?? []))
         reach(callee, caller.sandbox, [...caller.chain, callee]);
     }
+    reaches.push(...level);
   }
-  return issues;
+  return { issues, reaches };
 }
 
 /** The areas a sandbox grants, as a key (the mount table is the host's, shared). */

@@ -12,6 +12,9 @@ import { parseArgs } from "node:util";
 import { SandboxError } from "../errors/index.js";
 import { runCommand } from "../os/run-command.js";
 import { createSandbox } from "../sandbox/sandbox.js";
+import { runCheck } from "./check-command.js";
+import { type CliIo, UsageError } from "./cli-io.js";
+import { runRun } from "./run-command.js";
 
 /** The installed package's version (from its package.json). */
 function readVersion(): string {
@@ -29,7 +32,9 @@ export const EXIT_TIMEOUT = 124;
 const MAIN_HELP = `Usage: mountbox <command> [options]
 
 Commands:
+  check   Validate a program folder and print each worker's effective permissions
   exec    Run a shell command confined to a sandbox (Linux, bubblewrap)
+  run     Run a program folder's worker, its agents each in their own thread or process
 
 Run 'mountbox <command> --help' for a command's options;
 'mountbox --version' prints the version.
@@ -76,18 +81,12 @@ Environment: MOUNTBOX_BWRAP names the bubblewrap binary (default: the first of
 /usr/bin/bwrap, /bin/bwrap, /usr/sbin/bwrap, /usr/local/bin/bwrap; never PATH).
 `;
 
-/** Where the CLI writes; replaceable for tests. */
-export interface CliIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-}
+export type { CliIo } from "./cli-io.js";
 
 const processIo: CliIo = {
   stdout: (t) => process.stdout.write(t),
   stderr: (t) => process.stderr.write(t),
 };
-
-class UsageError extends Error {}
 
 /**
  * Runs the CLI with `argv` (without `node` and the script) and returns the
@@ -105,11 +104,13 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
       return 0;
     }
     if (command === "exec") return await runExec(rest, io);
-    throw new UsageError(`unknown command '${command.slice(0, 40)}'. Commands: exec.`);
+    if (command === "check") return await runCheck(rest, io);
+    if (command === "run") return await runRun(rest, io);
+    throw new UsageError(`unknown command '${command.slice(0, 40)}'. Commands: check, exec, run.`);
   } catch (err) {
     if (err instanceof UsageError) {
       io.stderr(
-        `mountbox: ${err.message}\nRun 'mountbox ${command === "exec" ? "exec " : ""}--help' for usage.\n`,
+        `mountbox: ${err.message}\nRun 'mountbox ${command === "exec" || command === "check" || command === "run" ? `${command} ` : ""}--help' for usage.\n`,
       );
       return EXIT_USAGE;
     }
