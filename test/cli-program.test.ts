@@ -117,16 +117,20 @@ beforeAll(() => {
 });
 afterAll(() => removeDir(base));
 
-function check(...args: string[]) {
-  const r = spawnSync(process.execPath, [bin, "check", ...args], {
+/** `mountbox <command> …` from the app folder, to its end. */
+function mountbox(command: string, args: string[]) {
+  const r = spawnSync(process.execPath, [bin, command, ...args], {
     cwd: app,
     encoding: "utf8",
-    timeout: 30_000,
+    timeout: 60_000,
   });
   // (A file it cannot find is named by its host path: the user's own folder.)
   if (r.status === 0) expect(r.stdout + r.stderr).not.toContain(base);
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+const check = (...args: string[]) => mountbox("check", args);
+const run = (...args: string[]) => mountbox("run", args);
 
 it("prints each worker's access along each delegation path, with the areas' approvals", () => {
   const r = check("review");
@@ -244,17 +248,6 @@ function start(args: string[]) {
     child.once("close", (code) => res({ code, stdout, stderr })),
   );
   return { child, done, out: () => stdout };
-}
-
-/** `mountbox run …` to its end. */
-function run(...args: string[]) {
-  const r = spawnSync(process.execPath, [bin, "run", ...args], {
-    cwd: app,
-    encoding: "utf8",
-    timeout: 60_000,
-  });
-  if (r.status === 0) expect(r.stdout + r.stderr).not.toContain(base);
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 describeWithBwrap("mountbox run", () => {
