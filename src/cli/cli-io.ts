@@ -7,6 +7,8 @@
 export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
+  /** Set when the CLI runs on a terminal (stdin and stdout both): `run` draws its live view there. */
+  readonly terminal?: { stdin: NodeJS.ReadStream; stdout: NodeJS.WriteStream } | undefined;
 }
 
 /** Bad usage of a command: the CLI prints it with a pointer to --help. */

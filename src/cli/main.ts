@@ -7,6 +7,7 @@
  */
 import { readFileSync, realpathSync } from "node:fs";
 import { constants as osConstants } from "node:os";
+import { isatty } from "node:tty";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { SandboxError } from "../errors/index.js";
@@ -86,6 +87,10 @@ export type { CliIo } from "./cli-io.js";
 const processIo: CliIo = {
   stdout: (t) => process.stdout.write(t),
   stderr: (t) => process.stderr.write(t),
+  // A getter: process.stdin is made only when a command draws on the terminal.
+  get terminal() {
+    return isatty(0) && isatty(1) ? { stdin: process.stdin, stdout: process.stdout } : undefined;
+  },
 };
 
 /**

@@ -1,40 +1,62 @@
 /**
  * `mountbox run <program-dir> [worker]`: loads a program folder, runs one
- * of its workers (and whatever it delegates to), prints one line per event
- * that matters (or, with `--json`, every event as a JSON line), the result
- * and a summary. Approvals follow `--approve` (`none` by default: what needs
- * an approval is refused, with the message the agent's model would see).
+ * of its workers (and whatever it delegates to) and shows it: on a terminal
+ * a live tree of agents where approvals are answered (`live-view.tsx`);
+ * elsewhere one line per event that matters (or, with `--json`, every event
+ * as a JSON line); then the result and a summary. Approvals follow
+ * `--approve` (`ask` on a terminal, else `none`: what needs an approval is
+ * refused, with the message the agent's model would see).
  *
  * Exit status: 0 on success, 1 on a failed run, 2 on bad usage or config,
  * 130 when interrupted (SIGINT/SIGTERM: every agent stopped, the host
  * closed).
  */
 import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { ApprovalDecision } from "../approvals/approval-types.js";
+import { listWorkerReaches } from "../agents/worker-sandbox-check.js";
+import type { ApprovalDecision, ApprovalRequest } from "../approvals/approval-types.js";
 import { escapeControl, SandboxError } from "../errors/index.js";
 import { createHost } from "../host/host.js";
 import type { HostEvent } from "../host/host-types.js";
-import { loadProgramDefinition } from "../host/load-program.js";
+import { loadProgramDefinition, type ProgramDefinition } from "../host/load-program.js";
+import { isLlmWorker } from "../models/worker-models.js";
+import { createSandbox, Sandbox } from "../sandbox/sandbox.js";
+import { isWithin } from "../sandbox/virtual-path.js";
 import { type CliIo, UsageError } from "./cli-io.js";
+import { KNOWN_PROVIDERS, loadModelFlags } from "./model-flags.js";
+import { RunState } from "./run-state.js";
 
 /** Help of `mountbox run`. */
 export const RUN_HELP = `Usage: mountbox run <program-dir> [worker] [options]
 
 Runs [worker] of the program in <program-dir> (default: 'main', or the only
 worker), with every agent in its own thread or process as program.yaml says.
-Prints one line per agent started, finished or failed, per refusal and per
-log line, then the result and a summary.
+Only [worker] and the workers it can delegate to are loaded: a model is
+needed only for the LLM workers among them.
+
+On a terminal: a live tree of the agents (sandbox, last operation, counts,
+status, time) where approvals are asked for and answered by one key.
+Elsewhere (or with --json, or under CI): one line per agent started,
+finished or failed, per refusal and per log line. Then the result and a
+summary, with the grants given as sandbox blocks.
 
 Options:
   --input JSON|@FILE   The worker's input: JSON text, or a file of JSON (default: null)
-  --approve none|all   Requests that need an approval (read_approval/write_approval
-                       areas, dynamic expansion): refuse them (none, the default)
-                       or grant each once (all)
+  --approve ask|none|all
+                       Requests that need an approval (read_approval/write_approval
+                       areas, dynamic expansion): ask in the live view (ask, the
+                       default on a terminal), refuse them (none, the default
+                       elsewhere) or grant each once (all)
   --audit FILE         Append the audit log (one JSON line per operation, request,
                        decision and denial) to FILE
   --timeout MS         Stop the whole run after MS milliseconds
+  --model NAME=PROVIDER:ID
+                       Bind the program's model NAME to a model of an AI SDK
+                       provider the app has installed (repeatable); PROVIDER is
+                       one of ${KNOWN_PROVIDERS}.
+                       Its key comes from the provider's usual variable
+                       (OPENAI_API_KEY, ANTHROPIC_API_KEY, …), read by the host only
   --json               One JSON line per event, then {"type":"result",…}
   -h, --help           Show this help
 
@@ -70,9 +92,16 @@ export async function runRun(argv: readonly string[], io: CliIo): Promise<number
   const [dir, named, ...extra] = positionals;
   if (dir === undefined) throw new UsageError("run needs a program folder");
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]?.slice(0, 40)}'`);
-  const approve = values.approve ?? "none";
-  if (approve !== "none" && approve !== "all")
-    throw new UsageError(`--approve takes 'none' or 'all', not '${approve.slice(0, 20)}'`);
+  // The live view (and asking by default) needs a terminal on both ends,
+  // and not a CI log posing as one.
+  const terminal = values.json === true || isCi(process.env) ? undefined : io.terminal;
+  const approve = values.approve ?? (terminal === undefined ? "none" : "ask");
+  if (approve !== "none" && approve !== "all" && approve !== "ask")
+    throw new UsageError(`--approve takes 'ask', 'all' or 'none', not '${approve.slice(0, 20)}'`);
+  if (approve === "ask" && terminal === undefined)
+    throw new UsageError(
+      "--approve ask needs a terminal (and not --json); use --approve none or all here",
+    );
   const timeoutMs = values.timeout === undefined ? undefined : Number(values.timeout);
   if (timeoutMs !== undefined && (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1))
     throw new UsageError("--timeout takes a positive number of milliseconds");
@@ -88,28 +117,76 @@ export async function runRun(argv: readonly string[], io: CliIo): Promise<number
       `${named === undefined ? "name the worker to run" : `no worker named '${escapeControl(named.slice(0, 60))}'`}; workers: ${workers.join(", ") || "none"}`,
     );
 
+  // Only the worker run and those it can reach: a program's other LLM
+  // workers need no model for this run.
+  const reached = listReachable(def.options.workers, worker);
+  const workerSpecs = Object.fromEntries(
+    Object.entries(def.options.workers).filter(([name]) => reached.has(name)),
+  );
+  const usedModels = new Set(
+    Object.values(workerSpecs).flatMap((s) =>
+      isLlmWorker(s) && s.model !== undefined ? [s.model] : [],
+    ),
+  );
+  const models = await loadModelFlags(values.model ?? [], usedModels, [
+    resolve(dir),
+    process.cwd(),
+  ]);
+  const auditLog = values.audit === undefined ? undefined : resolve(values.audit);
+  // Every path is resolved: the host (and each agent thread, which shares
+  // its working folder) now stands in '/', wherever the user ran mountbox.
+  process.chdir("/");
+
   const json = values.json === true;
   const stats: RunStats = { agents: 0, operations: 0, denials: 0, modelSteps: 0, tokens: 0 };
   const names = new Map<string, string>();
+  const state =
+    terminal === undefined
+      ? undefined
+      : new RunState(`${programName(def, dir)} · ${worker}`, describeAccess(def));
   const onEvent = (e: HostEvent) => {
     count(stats, e);
     if (e.type === "agent_started") names.set(e.agentId, e.worker);
-    if (json) io.stdout(`${JSON.stringify(e)}\n`);
+    if (state !== undefined) state.apply(e);
+    else if (json) io.stdout(`${JSON.stringify(e)}\n`);
     else {
       const line = describeEvent(e, names);
       if (line !== undefined) io.stdout(`${line}\n`);
     }
   };
+  const onApproval = (request: ApprovalRequest): ApprovalDecision | Promise<ApprovalDecision> =>
+    approve === "all"
+      ? "once"
+      : approve === "ask" && state !== undefined
+        ? state.ask(request)
+        : "deny";
+  // Node prints process warnings to stderr, across the live view: show
+  // them under the tree instead while it is drawn.
+  const warningListeners = state === undefined ? [] : process.listeners("warning");
+  const onWarning = (w: Error) => state?.warn(w.message);
+  if (state !== undefined) {
+    process.removeAllListeners("warning");
+    process.on("warning", onWarning);
+  }
   const host = await createHost({
     ...def.options,
+    workers: workerSpecs,
+    ...(Object.keys(models).length > 0 ? { models } : {}),
     onEvent,
-    onApproval: (): ApprovalDecision => (approve === "all" ? "once" : "deny"),
-    ...(values.audit === undefined ? {} : { auditLog: resolve(values.audit) }),
+    onApproval,
+    ...(auditLog === undefined ? {} : { auditLog }),
   });
   const stop = new AbortController();
-  const interrupt = () => stop.abort();
+  const interrupt = () => {
+    stop.abort();
+    state?.denyPending();
+  };
   process.once("SIGINT", interrupt);
   process.once("SIGTERM", interrupt);
+  const view =
+    state === undefined || terminal === undefined
+      ? undefined
+      : (await import("./live-view.js")).startLiveView(state, terminal, interrupt);
   const started = Date.now();
   try {
     const result = await host.run(worker, input, {
@@ -117,6 +194,7 @@ export async function runRun(argv: readonly string[], io: CliIo): Promise<number
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
     });
     await host.close();
+    await view?.close();
     if (json) io.stdout(`${JSON.stringify({ type: "result", ok: true, value: result ?? null })}\n`);
     else {
       io.stdout(`\nResult:\n${showValue(result)}\n`);
@@ -124,7 +202,9 @@ export async function runRun(argv: readonly string[], io: CliIo): Promise<number
     }
     return 0;
   } catch (err) {
+    state?.denyPending();
     await host.close();
+    await view?.close();
     if (stop.signal.aborted) {
       io.stderr("mountbox: interrupted; every agent was stopped.\n");
       return EXIT_INTERRUPTED;
@@ -137,9 +217,68 @@ export async function runRun(argv: readonly string[], io: CliIo): Promise<number
     }
     return 1;
   } finally {
+    state?.dispose();
+    if (state !== undefined) {
+      process.off("warning", onWarning);
+      for (const l of warningListeners) process.on("warning", l);
+    }
     process.off("SIGINT", interrupt);
     process.off("SIGTERM", interrupt);
   }
+}
+
+/** True where a CI system runs us (its log is no terminal to draw on). */
+function isCi(env: NodeJS.ProcessEnv): boolean {
+  return env.CI !== undefined && env.CI !== "" && env.CI !== "0" && env.CI !== "false";
+}
+
+/** The program's name (program.yaml's `name`, else its folder's), for the live view's header. */
+function programName(def: { options: { name?: string } }, dir: string): string {
+  return escapeControl(def.options.name ?? basename(resolve(dir)));
+}
+
+/**
+ * An agent's sandbox in short, from its delegation chain: the folders it may
+ * write (`rw`), then those it may only read (`r`) — `/src r /reports rw`.
+ */
+function describeAccess(def: ProgramDefinition): (chain: string[]) => string {
+  const { options } = def;
+  const root =
+    options.sandbox instanceof Sandbox
+      ? options.sandbox
+      : createSandbox(options.sandbox ?? { paths: {} }, { basePath: options.basePath });
+  const reaches = listWorkerReaches(
+    root,
+    new Map(Object.entries(options.workers)),
+    options.maxDepth ?? 5,
+  );
+  const byChain = new Map(reaches.map((r) => [r.chain.join("\0"), r.sandbox]));
+  return (chain) => {
+    const sb = byChain.get(chain.join("\0"));
+    if (sb === undefined) return "";
+    const writable = sb.writableRoots.filter((p) => sb.canWrite(p));
+    const readOnly = sb.readableRoots.filter(
+      (p) => sb.canRead(p) && !writable.some((w) => isWithin(p, w)),
+    );
+    const parts = [...readOnly.map((p) => `${p} r`), ...writable.map((p) => `${p} rw`)];
+    return parts.length === 0 ? "no files" : escapeControl(parts.join(" "));
+  };
+}
+
+/** `worker` and every worker it can reach through `delegates`. */
+function listReachable(
+  workers: Record<string, { delegates?: string[] }>,
+  worker: string,
+): Set<string> {
+  const seen = new Set([worker]);
+  const queue = [worker];
+  for (let name = queue.pop(); name !== undefined; name = queue.pop())
+    for (const next of workers[name]?.delegates ?? [])
+      if (!seen.has(next) && Object.hasOwn(workers, next)) {
+        seen.add(next);
+        queue.push(next);
+      }
+  return seen;
 }
 
 function parseRunArgs(argv: readonly string[]) {
@@ -152,6 +291,7 @@ function parseRunArgs(argv: readonly string[]) {
       approve: { type: "string" },
       audit: { type: "string" },
       timeout: { type: "string" },
+      model: { type: "string", multiple: true },
       json: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
