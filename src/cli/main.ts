@@ -15,6 +15,7 @@ import { runCommand } from "../os/run-command.js";
 import { createSandbox } from "../sandbox/sandbox.js";
 import { runCheck } from "./check-command.js";
 import { type CliIo, UsageError } from "./cli-io.js";
+import { runInit } from "./init-command.js";
 import { runRun } from "./run-command.js";
 
 /** The installed package's version (from its package.json). */
@@ -22,6 +23,9 @@ function readVersion(): string {
   const file = new URL("../../../package.json", import.meta.url);
   return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
 }
+
+/** The commands, as the usage errors list them. */
+const COMMANDS: readonly string[] = ["check", "exec", "init", "run"];
 
 /** Exit status for bad usage (as most Unix tools). */
 export const EXIT_USAGE = 2;
@@ -35,6 +39,7 @@ const MAIN_HELP = `Usage: mountbox <command> [options]
 Commands:
   check   Validate a program folder and print each worker's effective permissions
   exec    Run a shell command confined to a sandbox (Linux, bubblewrap)
+  init    Create a program folder: program.yaml, a code worker, an LLM worker, sample files
   run     Run a program folder's worker, its agents each in their own thread or process
 
 Run 'mountbox <command> --help' for a command's options;
@@ -110,12 +115,15 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     }
     if (command === "exec") return await runExec(rest, io);
     if (command === "check") return await runCheck(rest, io);
+    if (command === "init") return await runInit(rest, io);
     if (command === "run") return await runRun(rest, io);
-    throw new UsageError(`unknown command '${command.slice(0, 40)}'. Commands: check, exec, run.`);
+    throw new UsageError(
+      `unknown command '${command.slice(0, 40)}'. Commands: ${COMMANDS.join(", ")}.`,
+    );
   } catch (err) {
     if (err instanceof UsageError) {
       io.stderr(
-        `mountbox: ${err.message}\nRun 'mountbox ${command === "exec" || command === "check" || command === "run" ? `${command} ` : ""}--help' for usage.\n`,
+        `mountbox: ${err.message}\nRun 'mountbox ${command !== undefined && COMMANDS.includes(command) ? `${command} ` : ""}--help' for usage.\n`,
       );
       return EXIT_USAGE;
     }
