@@ -99,6 +99,28 @@ beforeAll(() => {
       "",
     ].join("\n"),
     "ops/inbox/.keep": "",
+    "here/program.yaml": [
+      'sandbox: { root: "." }',
+      "workers:",
+      "  main: { module: ./w.js }",
+      "",
+    ].join("\n"),
+    "here/workers/writer.worker": "---\nmodel: fast\ntools: [write_file]\n---\nWrite notes.\n",
+    "here/secret.txt": "the sandbox root's own file",
+    "here/w.js": [
+      'import { readFileSync } from "node:fs";',
+      'import { defineWorker } from "mountbox/worker";',
+      "export default defineWorker(async () => {",
+      "  let read;",
+      "  try {",
+      '    read = readFileSync("secret.txt", "utf8");',
+      "  } catch (e) {",
+      "    read = e.code;",
+      "  }",
+      "  return { cwd: process.cwd(), read };",
+      "});",
+      "",
+    ].join("\n"),
     "review/workers/reporter.worker": [
       "---",
       "module: ./workers/reporter.js",
@@ -369,5 +391,50 @@ describeWithBwrap("mountbox run", () => {
     expect(run("ops", "thrower", "--input", "{oops").stderr).toContain("--input takes JSON");
     expect(run("ops", "thrower", "--approve", "maybe").code).toBe(2);
     expect(run("missing-folder").code).toBe(2);
+    expect(run("ops", "thrower", "--approve", "ask").stderr).toContain(
+      "mountbox: --approve ask needs a terminal (and not --json); use --approve none or all here",
+    );
+  });
+
+  it("agent threads stand in '/', not in the folder mountbox was run from (here: the sandbox root)", () => {
+    const r = spawnSync(process.execPath, [bin, "run", ".", "--json"], {
+      cwd: join(app, "here"),
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    // Node's permission model refuses the relative read (no working-folder grant).
+    expect(JSON.parse(r.stdout.trim().split("\n").at(-1) as string).value).toEqual({
+      cwd: "/",
+      read: "ERR_ACCESS_DENIED",
+    });
+  });
+
+  it("--model binds a model name to an installed provider; what it cannot bind exits 2 and says why", () => {
+    const model = (...flags: string[]) => run("here", "writer", ...flags);
+    expect(model("--model", "fast").stderr).toContain(
+      "mountbox: --model takes NAME=PROVIDER:ID (e.g. --model fast=openai:gpt-5-mini), not 'fast'",
+    );
+    expect(model("--model", "slow=openai:gpt-5-mini").stderr).toContain(
+      "mountbox: --model: no LLM worker of this run uses a model named 'slow'; models used: fast",
+    );
+    expect(model("--model", "fast=acme:x1").stderr).toContain(
+      "mountbox: --model: unknown provider 'acme'; providers: openai, anthropic, google, mistral, groq, xai, deepseek, ollama, openai-compatible",
+    );
+    expect(model("--model", "fast=anthropic:claude-haiku-4-5").stderr).toContain(
+      "mountbox: --model fast=anthropic:…: set ANTHROPIC_API_KEY (the host reads it; agents never see it)",
+    );
+    expect(model("--model", "fast=ollama:llama3.2").stderr).toContain(
+      "mountbox: --model: the app has no '@ai-sdk/openai-compatible'; install it beside mountbox (npm install @ai-sdk/openai-compatible)",
+    );
+    expect(model("--model", "fast=openai-compatible:m").stderr).toContain(
+      "mountbox: --model …=openai-compatible:ID needs OPENAI_COMPATIBLE_BASE_URL",
+    );
+    // Without --model, the LLM worker has no model: a configuration error.
+    const none = model();
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("model 'fast' of worker 'writer'");
+    // main does not delegate to the LLM worker: it runs with no model at all.
+    expect(run("here", "main").code).toBe(0);
   });
 });

@@ -44,6 +44,16 @@ export interface NoteLine {
   text: string;
 }
 
+/**
+ * Longest text kept for a line: an agent's megabyte log line would
+ * otherwise be measured again at every redraw.
+ */
+const MAX_LINE = 400;
+
+function cut(text: string): string {
+  return text.length > MAX_LINE ? `${text.slice(0, MAX_LINE)}…` : text;
+}
+
 /** The last notes kept (older ones scroll away). */
 const MAX_NOTES = 6;
 
@@ -103,7 +113,7 @@ export class RunState {
       const a = this.agents.get(e.agentId);
       if (a === undefined) return;
       a.operations++;
-      a.current = `${e.op}${e.path === undefined ? "" : ` ${e.path}`}`;
+      a.current = cut(`${e.op}${e.path === undefined ? "" : ` ${e.path}`}`);
     } else if (e.type === "denial") {
       const a = this.agents.get(e.agentId);
       if (a !== undefined) a.denials++;
@@ -177,7 +187,7 @@ export class RunState {
   }
 
   private note(kind: NoteLine["kind"], text: string): void {
-    this.notes.push({ kind, text });
+    this.notes.push({ kind, text: cut(text) });
     if (this.notes.length > MAX_NOTES) this.notes.shift();
   }
 
