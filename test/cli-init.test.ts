@@ -104,8 +104,8 @@ describe("mountbox init my-program, then check and run", () => {
     );
   });
 
-  it("is what the README shows", () => {
-    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  it("is what docs/cli.md shows", () => {
+    const readme = readFileSync(new URL("../docs/cli.md", import.meta.url), "utf8");
     const shown = /\$ mountbox init my-program\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(shown).toBe(printed);
   });

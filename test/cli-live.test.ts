@@ -13,7 +13,7 @@ import { assertBuilt } from "./conformance/thread.js";
 import { describeWithBwrap } from "./helpers/bwrap.js";
 import { layOut, packAndInstall, writeFiles } from "./helpers/packed.js";
 import { listDescendants } from "./helpers/processes.js";
-import { startTerminal, type Terminal } from "./helpers/terminal.js";
+import { describeWithTmux, startTerminal, type Terminal } from "./helpers/terminal.js";
 import { makeTempDir, removeDir } from "./helpers/tree.js";
 
 let base: string;
@@ -112,90 +112,92 @@ function run(args: string[], cols = 120): Terminal {
 
 const inbox = (f: string) => join(app, "live", "inbox", f);
 
-it("draws the agent tree and asks approvals there; 'o' answers once, 'd' denies, while other agents run on", async () => {
-  const t = run(["live"]);
-  const first = await t.waitFor("asks to write /inbox/a.md");
-  expect(first).toContain("main → asker asks to write /inbox/a.md");
-  expect(first).toContain("[o] once  [s] this session  [d] deny");
-  // The busy agent does not wait on the prompt.
-  const tree = await t.waitFor((s) => /✔ busy\s+\/src r\s.*50 ops\s+done/.test(s));
-  expect(tree).toMatch(/^mountbox run live · main · [\d.]+ s · 3 agents$/m);
-  expect(tree).toMatch(/▶ main\s+\/ rw\s+delegate busy/);
-  expect(tree).toMatch(/\? asker\s+\/ rw\s.*approval…/);
-  t.keys("o");
-  await t.waitFor("asks to write /inbox/b.md");
-  t.keys("d");
-  expect(await t.exitCode()).toBe(0);
-  const end = t.screen();
-  expect(end).toContain("asker: write /inbox/a.md — once");
-  expect(end).toContain("asker: write /inbox/b.md — denied");
-  expect(end).toMatch(/"a": "written",\s+"b": "approval_denied"/);
-  expect(end).toMatch(/3 agents, \d+ operations, 1 denial/);
-  expect(end).not.toContain(base);
-  expect([existsSync(inbox("a.md")), existsSync(inbox("b.md"))]).toEqual([true, false]);
-});
-
-it("arrows and Enter pick an answer: 'this session' covers the next write too", async () => {
-  const t = run(["live"]);
-  await t.waitFor("asks to write /inbox/a.md");
-  t.keys("Right");
-  await t.waitFor(() => /\x1b\[7m\[s\] this session/.test(t.screenWithColors()));
-  t.keys("Enter");
-  expect(await t.exitCode()).toBe(0);
-  const end = t.screen();
-  expect(end).toContain("asker: write /inbox/a.md — for the session");
-  expect(end).not.toContain("asks to write /inbox/b.md");
-  expect(end).toMatch(/"a": "written",\s+"b": "written"/);
-});
-
-it("redraws at most about ten times a second, however many events the agents make", async () => {
-  const t = run(["live", "flood", "--approve", "none"]);
-  expect(await t.exitCode()).toBe(0);
-  const raw = t.output();
-  // Each frame is written whole, its header first.
-  const frames = raw.split(" live · flood · ").length - 1;
-  const ops = Number(/(\d+) operations/.exec(t.screen())?.[1]);
-  expect(ops).toBeGreaterThan(2000);
-  // ≈ 2.5 s of work and the thread's start: at most 10 a second, and a last frame.
-  const seconds = Number(/operations, .*, ([\d.]+) s$/m.exec(t.screen())?.[1]);
-  expect(frames).toBeGreaterThan(5);
-  expect(frames).toBeLessThanOrEqual(Math.ceil(seconds * 10) + 2);
-});
-
-it("an agent's log line and path cannot drive the terminal", async () => {
-  const t = run(["live", "noisy"]);
-  const s = await t.waitFor("asks to write");
-  expect(s).toContain("asks to write /inbox/\\u001b[31mred.md");
-  t.keys("d");
-  expect(await t.exitCode()).toBe(0);
-  const raw = t.output();
-  expect(raw).not.toContain("\x1b]0;pwned");
-  expect(raw).not.toContain("\x1b[31mred");
-  expect(t.screen()).toContain("noisy: \\u001b]0;pwned\\u0007\\u001b[2J\\u001b[Hcleared");
-});
-
-describeWithBwrap("Ctrl-C in the live view", () => {
-  it("stops every agent (a thread and the process it started), exits 130, leaves nothing running", async () => {
-    const t = startTerminal([process.execPath, bin, "run", "stop"], { cwd: app, dir: base });
-    open.push(t);
-    await t.waitFor((s) => /▶ deep\s.*running/.test(s));
-    const shell = t.panePid();
-    expect(listDescendants(shell).some((p) => p.cmd.includes("bwrap"))).toBe(true);
-    t.keys("C-c");
-    expect(await t.exitCode()).toBe(130);
-    expect(t.screen()).toContain("mountbox: interrupted; every agent was stopped.");
-    expect(t.screen()).toMatch(/✖ deep\s.*stopped/);
-    // The pane's shell has become `sleep`: nothing is left under it.
-    expect(listDescendants(shell)).toEqual([]);
+describeWithTmux("the live view in a real terminal", () => {
+  it("draws the agent tree and asks approvals there; 'o' answers once, 'd' denies, while other agents run on", async () => {
+    const t = run(["live"]);
+    const first = await t.waitFor("asks to write /inbox/a.md");
+    expect(first).toContain("main → asker asks to write /inbox/a.md");
+    expect(first).toContain("[o] once  [s] this session  [d] deny");
+    // The busy agent does not wait on the prompt.
+    const tree = await t.waitFor((s) => /✔ busy\s+\/src r\s.*50 ops\s+done/.test(s));
+    expect(tree).toMatch(/^mountbox run live · main · [\d.]+ s · 3 agents$/m);
+    expect(tree).toMatch(/▶ main\s+\/ rw\s+delegate busy/);
+    expect(tree).toMatch(/\? asker\s+\/ rw\s.*approval…/);
+    t.keys("o");
+    await t.waitFor("asks to write /inbox/b.md");
+    t.keys("d");
+    expect(await t.exitCode()).toBe(0);
+    const end = t.screen();
+    expect(end).toContain("asker: write /inbox/a.md — once");
+    expect(end).toContain("asker: write /inbox/b.md — denied");
+    expect(end).toMatch(/"a": "written",\s+"b": "approval_denied"/);
+    expect(end).toMatch(/3 agents, \d+ operations, 1 denial/);
+    expect(end).not.toContain(base);
+    expect([existsSync(inbox("a.md")), existsSync(inbox("b.md"))]).toEqual([true, false]);
   });
-});
 
-it("the audit log it was asked for holds the answers given in the view", async () => {
-  const t = run(["live", "--audit", "audit.jsonl"]);
-  await t.waitFor("asks to write /inbox/a.md");
-  t.keys("s");
-  expect(await t.exitCode()).toBe(0);
-  const lines = readFileSync(join(app, "audit.jsonl"), "utf8").trim().split("\n");
-  const decisions = lines.map((l) => JSON.parse(l)).filter((e) => e.type === "approval_decision");
-  expect(decisions.map((d) => [d.path, d.outcome])).toEqual([["/inbox/a.md", "session"]]);
+  it("arrows and Enter pick an answer: 'this session' covers the next write too", async () => {
+    const t = run(["live"]);
+    await t.waitFor("asks to write /inbox/a.md");
+    t.keys("Right");
+    await t.waitFor(() => /\x1b\[7m\[s\] this session/.test(t.screenWithColors()));
+    t.keys("Enter");
+    expect(await t.exitCode()).toBe(0);
+    const end = t.screen();
+    expect(end).toContain("asker: write /inbox/a.md — for the session");
+    expect(end).not.toContain("asks to write /inbox/b.md");
+    expect(end).toMatch(/"a": "written",\s+"b": "written"/);
+  });
+
+  it("redraws at most about ten times a second, however many events the agents make", async () => {
+    const t = run(["live", "flood", "--approve", "none"]);
+    expect(await t.exitCode()).toBe(0);
+    const raw = t.output();
+    // Each frame is written whole, its header first.
+    const frames = raw.split(" live · flood · ").length - 1;
+    const ops = Number(/(\d+) operations/.exec(t.screen())?.[1]);
+    expect(ops).toBeGreaterThan(2000);
+    // ≈ 2.5 s of work and the thread's start: at most 10 a second, and a last frame.
+    const seconds = Number(/operations, .*, ([\d.]+) s$/m.exec(t.screen())?.[1]);
+    expect(frames).toBeGreaterThan(5);
+    expect(frames).toBeLessThanOrEqual(Math.ceil(seconds * 10) + 2);
+  });
+
+  it("an agent's log line and path cannot drive the terminal", async () => {
+    const t = run(["live", "noisy"]);
+    const s = await t.waitFor("asks to write");
+    expect(s).toContain("asks to write /inbox/\\u001b[31mred.md");
+    t.keys("d");
+    expect(await t.exitCode()).toBe(0);
+    const raw = t.output();
+    expect(raw).not.toContain("\x1b]0;pwned");
+    expect(raw).not.toContain("\x1b[31mred");
+    expect(t.screen()).toContain("noisy: \\u001b]0;pwned\\u0007\\u001b[2J\\u001b[Hcleared");
+  });
+
+  describeWithBwrap("Ctrl-C in the live view", () => {
+    it("stops every agent (a thread and the process it started), exits 130, leaves nothing running", async () => {
+      const t = startTerminal([process.execPath, bin, "run", "stop"], { cwd: app, dir: base });
+      open.push(t);
+      await t.waitFor((s) => /▶ deep\s.*running/.test(s));
+      const shell = t.panePid();
+      expect(listDescendants(shell).some((p) => p.cmd.includes("bwrap"))).toBe(true);
+      t.keys("C-c");
+      expect(await t.exitCode()).toBe(130);
+      expect(t.screen()).toContain("mountbox: interrupted; every agent was stopped.");
+      expect(t.screen()).toMatch(/✖ deep\s.*stopped/);
+      // The pane's shell has become `sleep`: nothing is left under it.
+      expect(listDescendants(shell)).toEqual([]);
+    });
+  });
+
+  it("the audit log it was asked for holds the answers given in the view", async () => {
+    const t = run(["live", "--audit", "audit.jsonl"]);
+    await t.waitFor("asks to write /inbox/a.md");
+    t.keys("s");
+    expect(await t.exitCode()).toBe(0);
+    const lines = readFileSync(join(app, "audit.jsonl"), "utf8").trim().split("\n");
+    const decisions = lines.map((l) => JSON.parse(l)).filter((e) => e.type === "approval_decision");
+    expect(decisions.map((d) => [d.path, d.outcome])).toEqual([["/inbox/a.md", "session"]]);
+  });
 });

@@ -8,6 +8,8 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { describe, test } from "vitest";
+import { REQUIRE_BWRAP } from "./bwrap.js";
 
 let sessions = 0;
 
@@ -128,4 +130,23 @@ export function startTerminal(
     },
   };
   return t;
+}
+
+/**
+ * `describe` for tests that drive a real terminal. Without tmux the suite
+ * is skipped with one visible line, except where bubblewrap is required
+ * too (CI): there a missing tmux fails.
+ */
+export function describeWithTmux(name: string, body: () => void): void {
+  if (hasTmux()) describe(name, body);
+  else if (REQUIRE_BWRAP)
+    describe(name, () => {
+      test("tmux is installed", () => {
+        throw new Error("tmux not found (CI requires it): apt-get install tmux");
+      });
+    });
+  else {
+    console.warn(`[skipped] ${name}: tmux not found; install it (apt-get install tmux)`);
+    describe.skipIf(true)(name, body);
+  }
 }
