@@ -1,5 +1,5 @@
 /**
- * `npm start`: a small, real tour of mountbox on a throwaway project.
+ * `npm run tour`: a small, real tour of mountbox on a throwaway project.
  *
  * Builds a root sandbox with a read-only mount, derives a narrower child for
  * an "agent", does real reads and writes, and shows the messages a model gets

@@ -24,7 +24,7 @@ export interface FakeRequest {
 /** What the server answers to one request. */
 export type FakeReply =
   | { kind: "text"; text: string; chunks?: string[] }
-  | { kind: "tool"; name: string; args: unknown }
+  | { kind: "tool"; name: string; args: unknown /** default `call_1` */; id?: string }
   | { kind: "error"; status: number; body: unknown; headers?: Record<string, string> }
   | { kind: "hang" };
 
@@ -105,8 +105,8 @@ function answerChat(
   model: unknown,
 ): void {
   const head = { id: "chatcmpl-1", created: 1_700_000_000, model: String(model ?? "m") };
-  const call = (name: string, args: unknown) => ({
-    id: "call_1",
+  const call = (name: string, args: unknown, id = "call_1") => ({
+    id,
     type: "function",
     function: { name, arguments: JSON.stringify(args) },
   });
@@ -114,7 +114,11 @@ function answerChat(
     const message =
       reply.kind === "text"
         ? { role: "assistant", content: reply.text }
-        : { role: "assistant", content: null, tool_calls: [call(reply.name, reply.args)] };
+        : {
+            role: "assistant",
+            content: null,
+            tool_calls: [call(reply.name, reply.args, reply.id)],
+          };
     const finish = reply.kind === "text" ? "stop" : "tool_calls";
     res.writeHead(200, { "content-type": "application/json" });
     res.end(
@@ -142,7 +146,10 @@ function answerChat(
   } else {
     events.push(
       chunk(
-        { role: "assistant", tool_calls: [{ index: 0, ...call(reply.name, reply.args) }] },
+        {
+          role: "assistant",
+          tool_calls: [{ index: 0, ...call(reply.name, reply.args, reply.id) }],
+        },
         null,
       ),
     );
@@ -169,7 +176,7 @@ function answerResponses(
       : {
           type: "function_call",
           id: "fc_1",
-          call_id: "call_1",
+          call_id: reply.id ?? "call_1",
           name: reply.name,
           arguments: JSON.stringify(reply.args),
           status: "completed",
