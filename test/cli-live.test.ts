@@ -6,10 +6,12 @@
  * second under a flood of events, and an agent's text that cannot drive
  * the terminal.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt } from "./conformance/thread.js";
+import { renderScreenSvg } from "./helpers/ansi-svg.js";
 import { describeWithBwrap } from "./helpers/bwrap.js";
 import { layOut, packAndInstall, writeFiles } from "./helpers/packed.js";
 import { listDescendants } from "./helpers/processes.js";
@@ -93,6 +95,11 @@ beforeAll(() => {
       "  deep: { module: ./w.js, isolation: process }",
       "",
     ].join("\n"),
+    "many/program.yaml":
+      "workers:\n  main: { module: ./w.js, delegates: [sub] }\n  sub: { module: ./w.js }\n",
+    "many/w.js": worker(
+      '  if (input?.sub) return 1;\n  for (let i = 0; i < 30; i++) await ctx.delegate("sub", { sub: true });\n  let left;\n  void ctx.sandbox.writeFile("/inbox/x.md", "x").catch(() => {});\n  return "ok";',
+    ),
     "stop/w.js": worker(
       '  if (input?.deep !== true) await ctx.delegate("deep", { deep: true });\n  await new Promise((r) => setTimeout(r, 60_000));',
     ),
@@ -117,7 +124,7 @@ describeWithTmux("the live view in a real terminal", () => {
     const t = run(["live"]);
     const first = await t.waitFor("asks to write /inbox/a.md");
     expect(first).toContain("main → asker asks to write /inbox/a.md");
-    expect(first).toContain("[o] once  [s] this session  [d] deny");
+    expect(first).toContain("[o] once  [s] for this run  [d] deny");
     // The busy agent does not wait on the prompt.
     const tree = await t.waitFor((s) => /✔ busy\s+\/src r\s.*50 ops\s+done/.test(s));
     expect(tree).toMatch(/^mountbox run live · main · [\d.]+ s · 3 agents$/m);
@@ -136,15 +143,15 @@ describeWithTmux("the live view in a real terminal", () => {
     expect([existsSync(inbox("a.md")), existsSync(inbox("b.md"))]).toEqual([true, false]);
   });
 
-  it("arrows and Enter pick an answer: 'this session' covers the next write too", async () => {
+  it("arrows and Enter pick an answer: 'for this run' covers the next write too", async () => {
     const t = run(["live"]);
     await t.waitFor("asks to write /inbox/a.md");
     t.keys("Right");
-    await t.waitFor(() => /\x1b\[7m\[s\] this session/.test(t.screenWithColors()));
+    await t.waitFor(() => /\x1b\[7m\[s\] for this run/.test(t.screenWithColors()));
     t.keys("Enter");
     expect(await t.exitCode()).toBe(0);
     const end = t.screen();
-    expect(end).toContain("asker: write /inbox/a.md — for the session");
+    expect(end).toContain("asker: write /inbox/a.md — for this run");
     expect(end).not.toContain("asks to write /inbox/b.md");
     expect(end).toMatch(/"a": "written",\s+"b": "written"/);
   });
@@ -173,6 +180,51 @@ describeWithTmux("the live view in a real terminal", () => {
     expect(raw).not.toContain("\x1b]0;pwned");
     expect(raw).not.toContain("\x1b[31mred");
     expect(t.screen()).toContain("noisy: \\u001b]0;pwned\\u0007\\u001b[2J\\u001b[Hcleared");
+  });
+
+  it("shows as many agents as the terminal has room for, counts the rest; drops a prompt nobody waits for", async () => {
+    const t = startTerminal([process.execPath, bin, "run", "many"], {
+      cwd: app,
+      dir: base,
+      rows: 20,
+    });
+    open.push(t);
+    expect(await t.exitCode()).toBe(0);
+    const s = t.screen();
+    expect(s).toMatch(/^mountbox run many · main · [\d.]+ s · 31 agents$/m);
+    const shown = s.split("\n").filter((l) => /^\s+✔ sub\s/.test(l)).length;
+    expect(shown).toBeGreaterThan(2);
+    expect(s).toContain(`… and ${30 - shown} more that ended`);
+    // main asked for a write it never awaited, and ended: no prompt is left.
+    expect(s).not.toContain("asks to write");
+    expect(s).not.toContain("approvals waiting");
+  });
+
+  it("draws the README's picture: the review example, in a real terminal", async () => {
+    cpSync(fileURLToPath(new URL("../examples/review", import.meta.url)), join(app, "review"), {
+      recursive: true,
+    });
+    const t = startTerminal([process.execPath, bin, "run", "review"], {
+      cwd: app,
+      dir: base,
+      cols: 110,
+      rows: 44,
+    });
+    open.push(t);
+    expect(await t.exitCode()).toBe(0);
+    const screen = t.screenWithColors();
+    expect(t.screen()).toMatch(
+      /✔ analyser\s+\/src r\s+writeFile \/src\/checkout\.ts\s+2 ops · 1 refused\s+done/,
+    );
+    const svg = renderScreenSvg(screen, 110, "mountbox run examples/review: the live view");
+    expect(svg).toContain("writeFile /src/checkout.ts refused (path_not_writable)");
+    expect(svg).not.toContain(base);
+    // MOUNTBOX_WRITE_IMAGES=1 npx vitest run test/cli-live.test.ts updates it.
+    if (process.env.MOUNTBOX_WRITE_IMAGES === "1") {
+      const dir = fileURLToPath(new URL("../docs/images", import.meta.url));
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, "live-view.svg"), svg);
+    }
   });
 
   describeWithBwrap("Ctrl-C in the live view", () => {

@@ -107,6 +107,53 @@ beforeAll(() => {
     ].join("\n"),
     "here/workers/writer.worker": "---\nmodel: fast\ntools: [write_file]\n---\nWrite notes.\n",
     "here/secret.txt": "the sandbox root's own file",
+    // A provider package where the program's agents can write (planted by
+    // one in an earlier run, say): importing it would run it in the host.
+    "plant/program.yaml": 'sandbox: { root: "." }\nworkers: {}\n',
+    "plant/workers/coder.worker": "---\nmodel: fast\ntools: [write_file]\n---\nWrite.\n",
+    "plant/node_modules/@ai-sdk/openai-compatible/package.json": JSON.stringify({
+      name: "@ai-sdk/openai-compatible",
+      type: "module",
+      exports: { ".": { import: "./index.mjs" }, "./package.json": "./package.json" },
+    }),
+    "plant/node_modules/@ai-sdk/openai-compatible/index.mjs": [
+      'import { writeFileSync } from "node:fs";',
+      'writeFileSync(new URL("../../../../PWNED", import.meta.url), "host code ran");',
+      "export const createOpenAICompatible = () => () => ({});",
+      "",
+    ].join("\n"),
+    // A low worker that may write where a higher one's module lies.
+    "grow/program.yaml": [
+      'sandbox: { root: "." }',
+      "workers:",
+      "  writer: { module: ./workers/writer.js, sandbox: { allow_write: [/agents] } }",
+      "  admin: { module: ./agents/admin.js, shell: true }",
+      "",
+    ].join("\n"),
+    "grow/workers/writer.js": [
+      'import { defineWorker } from "mountbox/worker";',
+      "export default defineWorker(async (input, ctx) => {",
+      "  try {",
+      '    await ctx.sandbox.writeFile("/agents/admin.js", "export default 1;");',
+      '    return "rewrote";',
+      "  } catch (e) {",
+      "    return e.code;",
+      "  }",
+      "});",
+      "",
+    ].join("\n"),
+    "grow/agents/admin.js": WORKER,
+    "audit/program.yaml":
+      'audit_log: "../../outside.jsonl"\nworkers:\n  main: { module: ./w.js }\n',
+    "audit/w.js": WORKER,
+    "odd/program.yaml": "workers:\n  main: { module: ./w.js }\n",
+    "odd/w.js": [
+      'import { defineWorker } from "mountbox/worker";',
+      'export default defineWorker(async () => "a\u202eb\u2028c\u009bd");',
+      "",
+    ].join("\n"),
+    "escapes/program.yaml": "workers: {}\n",
+    "escapes/workers/ev\u001b]52;c;SGk=\u0007il.worker": "---\nmodule: ./nope.js\n---\n",
     "here/w.js": [
       'import { readFileSync } from "node:fs";',
       'import { defineWorker } from "mountbox/worker";',
@@ -176,12 +223,12 @@ it("prints each worker's access along each delegation path, with the areas' appr
   `);
 });
 
-it("prints what the README shows for the README's program folder", () => {
-  const dir = fileURLToPath(new URL("../examples/readme/program", import.meta.url));
+it("prints what the README shows for examples/review", () => {
+  const dir = fileURLToPath(new URL("../examples/review", import.meta.url));
   const r = check(dir);
   expect(r.code).toBe(0);
   const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
-  const shown = /\$ mountbox check examples\/readme\/program\n([\s\S]*?)```/.exec(readme)?.[1];
+  const shown = /\$ mountbox check examples\/review\n([\s\S]*?)```/.exec(readme)?.[1];
   expect(shown).toBe(r.stdout);
 });
 
@@ -436,5 +483,62 @@ describeWithBwrap("mountbox run", () => {
     expect(none.stderr).toContain("model 'fast' of worker 'writer'");
     // main does not delegate to the LLM worker: it runs with no model at all.
     expect(run("here", "main").code).toBe(0);
+  });
+
+  it("--model never imports a provider from the program folder, nor from where its agents can write", () => {
+    const env = { ...process.env, OPENAI_COMPATIBLE_BASE_URL: "http://127.0.0.1:9/v1" };
+    const args = ["run", "plant", "coder", "--model", "fast=openai-compatible:m"];
+    // From the app: the program folder's node_modules is not looked in.
+    const fromApp = spawnSync(process.execPath, [bin, ...args], {
+      cwd: app,
+      env,
+      encoding: "utf8",
+    });
+    expect([fromApp.status, fromApp.stderr]).toEqual([
+      2,
+      "mountbox: --model: the app has no '@ai-sdk/openai-compatible'; install it beside mountbox (npm install @ai-sdk/openai-compatible)\nRun 'mountbox run --help' for usage.\n",
+    ]);
+    // From inside it (the working folder is looked in): a writable area.
+    args[1] = ".";
+    const inside = spawnSync(process.execPath, [bin, ...args], {
+      cwd: join(app, "plant"),
+      env,
+      encoding: "utf8",
+    });
+    expect([inside.status, inside.stderr.split("\n")[0]]).toEqual([
+      2,
+      "mountbox: --model: the '@ai-sdk/openai-compatible' found lies where the program's agents can write; install it where they cannot (beside mountbox, outside the sandbox's writable areas)",
+    ]);
+    expect(existsSync(join(app, "PWNED"))).toBe(false);
+  });
+
+  it("a worker run alone cannot rewrite the module of a worker it does not reach", () => {
+    expect(run("grow", "writer", "--json").stdout).toContain(
+      '{"type":"result","ok":true,"value":"path_not_writable"}',
+    );
+    expect(readFileSync(join(app, "grow/agents/admin.js"), "utf8")).toBe(WORKER);
+  });
+
+  it("program.yaml's audit_log is written only inside the program folder", () => {
+    const r = run("audit");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      "✖ mountbox run writes a program's audit log only inside its folder; give --audit FILE to write it elsewhere → at audit_log",
+    );
+    expect(existsSync(join(base, "outside.jsonl"))).toBe(false);
+  });
+
+  it("JSON output escapes what a terminal acts on and JSON leaves raw; config errors escape file names", () => {
+    const r = run("odd", "--json");
+    expect(r.stdout.trim().split("\n").at(-1)).toBe(
+      '{"type":"result","ok":true,"value":"a\\u202eb\\u2028c\\u009bd"}',
+    );
+    expect(JSON.parse(r.stdout.trim().split("\n").at(-1) as string).value).toBe(
+      "a\u202eb\u2028c\u009bd",
+    );
+    const c = check("escapes");
+    expect(c.code).toBe(2);
+    expect(c.stderr).not.toContain("\u001b");
+    expect(c.stderr).toContain("ev\\u001b]52;c;SGk=\\u0007il");
   });
 });

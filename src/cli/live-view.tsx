@@ -14,9 +14,21 @@ import type { AgentRow, PendingApproval, RunState } from "./run-state.js";
 /** The choices of an approval prompt, in the order the arrows walk them. */
 const CHOICES: { key: string; decision: ApprovalDecision; label: string }[] = [
   { key: "o", decision: "once", label: "once" },
-  { key: "s", decision: "session", label: "this session" },
+  { key: "s", decision: "session", label: "for this run" },
   { key: "d", decision: "deny", label: "deny" },
 ];
+
+/**
+ * What a `session` answer covers, as the host applies it: the folder of
+ * the file (the folder itself for a listing, a search or an expansion), and
+ * everything below it in the same mount, for the rest of the agent's run.
+ */
+function sessionScope(r: PendingApproval["request"]): string {
+  const path = r.path.replace(/ \(\u2192 .*\)$/, "");
+  if (r.operation === "expand" || r.via !== undefined) return path;
+  const cut = path.lastIndexOf("/");
+  return cut <= 0 ? "/" : path.slice(0, cut);
+}
 
 /** Redraws per second, at most (Ink's throttle; the state's is the same). */
 const MAX_FPS = 10;
@@ -57,6 +69,17 @@ function orderTree(agents: Map<string, AgentRow>): AgentRow[] {
   };
   walk(undefined, 0);
   return out;
+}
+
+/** At most `room` rows, in tree order: running agents first, then the last to end. */
+function pickRows(all: AgentRow[], room: number): AgentRow[] {
+  if (all.length <= room) return all;
+  const live = all.filter((a) => a.endedAt === undefined);
+  const ended = all
+    .filter((a) => a.endedAt !== undefined)
+    .sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0));
+  const keep = new Set([...live, ...ended].slice(0, room).map((a) => a.id));
+  return all.filter((a) => keep.has(a.id));
 }
 
 function AgentLine({ a, now }: { a: AgentRow; now: number }) {
@@ -112,6 +135,9 @@ function ApprovalPrompt({ p, selected }: { p: PendingApproval; selected: number 
           </Box>
         ))}
       </Box>
+      <Text dimColor wrap="truncate-middle">
+        for this run: every {r.operation} under {sessionScope(r)} by {r.worker}, until it ends
+      </Text>
     </Box>
   );
 }
@@ -143,7 +169,11 @@ function LiveRun({ state, onInterrupt }: { state: RunState; onInterrupt: () => v
     }
   });
   const now = Date.now();
-  const agents = orderTree(state.agents);
+  const all = orderTree(state.agents);
+  // As many rows as the terminal has room for: every agent still running,
+  // then those that ended last; the rest are counted.
+  const room = Math.max(3, (stdout.rows || 24) - 10 - state.notes.length - (pending ? 5 : 0));
+  const agents = pickRows(all, room);
   // One column short of the terminal: a line that fills the last column
   // makes some terminals wrap it.
   const columns = Math.max(40, (stdout.columns || 80) - 1);
@@ -158,6 +188,11 @@ function LiveRun({ state, onInterrupt }: { state: RunState; onInterrupt: () => v
       {agents.map((a) => (
         <AgentLine key={a.id} a={a} now={now} />
       ))}
+      {all.length > agents.length && (
+        <Text dimColor>
+          {"  "}… and {all.length - agents.length} more that ended
+        </Text>
+      )}
       {state.notes.length > 0 && (
         <Box flexDirection="column" marginTop={1}>
           {state.notes.map((n, i) => (

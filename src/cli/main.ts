@@ -10,7 +10,7 @@ import { constants as osConstants } from "node:os";
 import { isatty } from "node:tty";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { SandboxError } from "../errors/index.js";
+import { escapeControl, SandboxError } from "../errors/index.js";
 import { runCommand } from "../os/run-command.js";
 import { createSandbox } from "../sandbox/sandbox.js";
 import { runCheck } from "./check-command.js";
@@ -128,7 +128,8 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
       return EXIT_USAGE;
     }
     if (err instanceof SandboxError) {
-      io.stderr(`mountbox: ${err.message}\n`);
+      // Escaped line by line: a config error quotes the file it comes from.
+      io.stderr(`mountbox: ${err.message.split("\n").map(escapeControl).join("\n")}\n`);
       return err.code === "invalid_config" ? EXIT_USAGE : EXIT_FAILED;
     }
     // Anything else may carry host paths in its message: name it only.

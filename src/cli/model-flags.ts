@@ -1,15 +1,18 @@
 /**
  * `mountbox run --model NAME=PROVIDER:ID`: binds a program's model name to a
  * model of an AI SDK provider package the app has installed. The package is
- * imported by the host from the program folder (or, failing that, the
- * working folder) — never from mountbox's own dependencies — and reads its
- * key from its usual environment variable, in the host only: agent threads
- * get an empty environment and reach the model through their port.
+ * imported by the host as the app has it: looked up from where mountbox is
+ * installed, then from the working folder — never from the program folder,
+ * which is someone else's code when you run someone else's program, and
+ * never from a place an agent of the program could write (an agent could
+ * plant a package there for the next run to import: found by a review). It
+ * reads its key from its usual environment variable, in the host only: agent
+ * threads get an empty environment and reach the model through their port.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { escapeControl } from "../errors/index.js";
 import type { LanguageModelLike } from "../host/host-types.js";
 import { UsageError } from "./cli-io.js";
@@ -101,7 +104,11 @@ export function parseModelFlag(raw: string): ModelFlag {
  * Imports `pkg` as the app has it installed: from `fromDirs`, in order,
  * preferring the package's ESM entry. Undefined when none has it.
  */
-async function importFromApp(pkg: string, fromDirs: string[]): Promise<Record<string, unknown>> {
+async function importFromApp(
+  pkg: string,
+  fromDirs: string[],
+  isAgentWritable: (hostPath: string) => boolean,
+): Promise<Record<string, unknown>> {
   for (const dir of fromDirs) {
     const require = createRequire(join(dir, "noop.js"));
     let manifest: string;
@@ -118,6 +125,10 @@ async function importFromApp(pkg: string, fromDirs: string[]): Promise<Record<st
       typeof dot === "object" && typeof dot.import === "string"
         ? join(dirname(manifest), dot.import)
         : require.resolve(pkg);
+    if ([manifest, entry].some((f) => isAgentWritable(realpathSync(f))))
+      throw new UsageError(
+        `--model: the '${pkg}' found lies where the program's agents can write; install it where they cannot (beside mountbox, outside the sandbox's writable areas)`,
+      );
     return (await import(pathToFileURL(entry).href)) as Record<string, unknown>;
   }
   throw new UsageError(
@@ -128,14 +139,17 @@ async function importFromApp(pkg: string, fromDirs: string[]): Promise<Record<st
 /**
  * The `models` table of `createHost` for the given flags. Each NAME must be
  * the model of an LLM worker the run can reach (`used`); each provider's
- * package is imported from `fromDirs` and its key variable must be set.
+ * package is imported from where mountbox is installed or the working
+ * folder, never from a file `isAgentWritable` says an agent could write,
+ * and its key variable must be set.
  */
 export async function loadModelFlags(
   raws: readonly string[],
   used: ReadonlySet<string>,
-  fromDirs: string[],
+  isAgentWritable: (hostPath: string) => boolean,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Record<string, LanguageModelLike>> {
+  const fromDirs = [dirname(fileURLToPath(import.meta.url)), process.cwd()];
   const models: Record<string, LanguageModelLike> = {};
   for (const raw of raws) {
     const flag = parseModelFlag(raw);
@@ -154,7 +168,7 @@ export async function loadModelFlags(
       throw new UsageError(
         `--model ${escapeControl(flag.name)}=${flag.provider}:…: set ${recipe.keyVariable} (the host reads it; agents never see it)`,
       );
-    const provider = recipe.make(await importFromApp(recipe.pkg, fromDirs)) as
+    const provider = recipe.make(await importFromApp(recipe.pkg, fromDirs, isAgentWritable)) as
       | ((id: string) => LanguageModelLike)
       | undefined;
     if (typeof provider !== "function")

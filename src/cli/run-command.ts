@@ -16,12 +16,12 @@ import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { listWorkerReaches } from "../agents/worker-sandbox-check.js";
 import type { ApprovalDecision, ApprovalRequest } from "../approvals/approval-types.js";
-import { escapeControl, SandboxError } from "../errors/index.js";
+import { configError, escapeControl, SandboxError } from "../errors/index.js";
 import { createHost } from "../host/host.js";
 import type { HostEvent } from "../host/host-types.js";
 import { loadProgramDefinition, type ProgramDefinition } from "../host/load-program.js";
 import { isLlmWorker } from "../models/worker-models.js";
-import { createSandbox, Sandbox } from "../sandbox/sandbox.js";
+import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
 import { isWithin } from "../sandbox/virtual-path.js";
 import { type CliIo, UsageError } from "./cli-io.js";
 import { KNOWN_PROVIDERS, loadModelFlags } from "./model-flags.js";
@@ -114,25 +114,34 @@ export async function runRun(argv: readonly string[], io: CliIo): Promise<number
     (workers.includes("main") ? "main" : workers.length === 1 ? (workers[0] as string) : undefined);
   if (worker === undefined || !workers.includes(worker))
     throw new UsageError(
-      `${named === undefined ? "name the worker to run" : `no worker named '${escapeControl(named.slice(0, 60))}'`}; workers: ${workers.join(", ") || "none"}`,
+      `${named === undefined ? "name the worker to run" : `no worker named '${escapeControl(named.slice(0, 60))}'`}; workers: ${escapeControl(workers.join(", ")) || "none"}`,
     );
 
-  // Only the worker run and those it can reach: a program's other LLM
-  // workers need no model for this run.
+  // The worker run, those it can reach, and every code worker: an LLM
+  // worker the run cannot reach needs no model, but every code worker's
+  // module stays protected (the host protects the modules of the workers it
+  // is given; leaving one out let an agent rewrite another worker's code for
+  // the next run — found by a review).
   const reached = listReachable(def.options.workers, worker);
   const workerSpecs = Object.fromEntries(
-    Object.entries(def.options.workers).filter(([name]) => reached.has(name)),
+    Object.entries(def.options.workers).filter(
+      ([name, spec]) => reached.has(name) || !isLlmWorker(spec),
+    ),
   );
   const usedModels = new Set(
     Object.values(workerSpecs).flatMap((s) =>
       isLlmWorker(s) && s.model !== undefined ? [s.model] : [],
     ),
   );
-  const models = await loadModelFlags(values.model ?? [], usedModels, [
-    resolve(dir),
-    process.cwd(),
-  ]);
-  const auditLog = values.audit === undefined ? undefined : resolve(values.audit);
+  const root = makeRootSandbox(def);
+  const table = policyOf(root).table;
+  const isAgentWritable = (host: string) => {
+    const v = table.mapBack(host);
+    return v !== undefined && root.canWrite(v);
+  };
+  const models = await loadModelFlags(values.model ?? [], usedModels, isAgentWritable);
+  const auditLog =
+    values.audit === undefined ? checkProgramAuditLog(def, resolve(dir)) : resolve(values.audit);
   // Every path is resolved: the host (and each agent thread, which shares
   // its working folder) now stands in '/', wherever the user ran mountbox.
   process.chdir("/");
@@ -143,12 +152,12 @@ export async function runRun(argv: readonly string[], io: CliIo): Promise<number
   const state =
     terminal === undefined
       ? undefined
-      : new RunState(`${programName(def, dir)} · ${worker}`, describeAccess(def));
+      : new RunState(`${programName(def, dir)} · ${worker}`, describeAccess(def, root));
   const onEvent = (e: HostEvent) => {
     count(stats, e);
     if (e.type === "agent_started") names.set(e.agentId, e.worker);
     if (state !== undefined) state.apply(e);
-    else if (json) io.stdout(`${JSON.stringify(e)}\n`);
+    else if (json) io.stdout(`${toJsonLine(e)}\n`);
     else {
       const line = describeEvent(e, names);
       if (line !== undefined) io.stdout(`${line}\n`);
@@ -186,16 +195,17 @@ export async function runRun(argv: readonly string[], io: CliIo): Promise<number
   const view =
     state === undefined || terminal === undefined
       ? undefined
-      : (await import("./live-view.js")).startLiveView(state, terminal, interrupt);
+      : (await importLiveView()).startLiveView(state, terminal, interrupt);
   const started = Date.now();
   try {
     const result = await host.run(worker, input, {
       signal: stop.signal,
       ...(timeoutMs === undefined ? {} : { timeoutMs }),
     });
+    state?.denyPending();
     await host.close();
     await view?.close();
-    if (json) io.stdout(`${JSON.stringify({ type: "result", ok: true, value: result ?? null })}\n`);
+    if (json) io.stdout(`${toJsonLine({ type: "result", ok: true, value: result ?? null })}\n`);
     else {
       io.stdout(`\nResult:\n${showValue(result)}\n`);
       io.stdout(`\n${summarize(stats, Date.now() - started, host.suggestedSandboxes())}`);
@@ -210,7 +220,7 @@ export async function runRun(argv: readonly string[], io: CliIo): Promise<number
       return EXIT_INTERRUPTED;
     }
     if (!(err instanceof SandboxError)) throw err;
-    if (json) io.stdout(`${JSON.stringify({ type: "result", ok: false, error: err.toJSON() })}\n`);
+    if (json) io.stdout(`${toJsonLine({ type: "result", ok: false, error: err.toJSON() })}\n`);
     else {
       io.stdout(`\n✖ The run failed: ${err.message}\n`);
       io.stdout(`\n${summarize(stats, Date.now() - started, {})}`);
@@ -227,6 +237,16 @@ export async function runRun(argv: readonly string[], io: CliIo): Promise<number
   }
 }
 
+/**
+ * The live view's module. React's development build, which is what runs
+ * without NODE_ENV, records a performance measure per render and never
+ * clears them (gigabytes over a long run: found by a review).
+ */
+async function importLiveView() {
+  process.env.NODE_ENV ??= "production";
+  return await import("./live-view.js");
+}
+
 /** True where a CI system runs us (its log is no terminal to draw on). */
 function isCi(env: NodeJS.ProcessEnv): boolean {
   return env.CI !== undefined && env.CI !== "" && env.CI !== "0" && env.CI !== "false";
@@ -241,12 +261,8 @@ function programName(def: { options: { name?: string } }, dir: string): string {
  * An agent's sandbox in short, from its delegation chain: the folders it may
  * write (`rw`), then those it may only read (`r`) — `/src r /reports rw`.
  */
-function describeAccess(def: ProgramDefinition): (chain: string[]) => string {
+function describeAccess(def: ProgramDefinition, root: Sandbox): (chain: string[]) => string {
   const { options } = def;
-  const root =
-    options.sandbox instanceof Sandbox
-      ? options.sandbox
-      : createSandbox(options.sandbox ?? { paths: {} }, { basePath: options.basePath });
   const reaches = listWorkerReaches(
     root,
     new Map(Object.entries(options.workers)),
@@ -263,6 +279,50 @@ function describeAccess(def: ProgramDefinition): (chain: string[]) => string {
     const parts = [...readOnly.map((p) => `${p} r`), ...writable.map((p) => `${p} rw`)];
     return parts.length === 0 ? "no files" : escapeControl(parts.join(" "));
   };
+}
+
+/**
+ * A value as one line of JSON, with the characters JSON leaves raw but a
+ * terminal acts on — C1 controls, line and paragraph separators, bidi and
+ * other format controls — written as `\\uXXXX` escapes (still the same JSON).
+ */
+function toJsonLine(v: unknown): string {
+  return JSON.stringify(v).replace(
+    /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/** The program's root sandbox, as createHost makes it (no sandbox: no file access). */
+function makeRootSandbox(def: ProgramDefinition): Sandbox {
+  const { options } = def;
+  return options.sandbox instanceof Sandbox
+    ? options.sandbox
+    : createSandbox(options.sandbox ?? { paths: {} }, { basePath: options.basePath });
+}
+
+/**
+ * program.yaml's `audit_log`, which the CLI takes only inside the program
+ * folder: a program folder is often someone else's, and an audit log
+ * appends lines holding text its agents chose (paths, messages) to the file
+ * it names — a shell's rc file, say, would run it (found by a review).
+ * `--audit FILE` names any file.
+ */
+function checkProgramAuditLog(def: ProgramDefinition, dir: string): string | undefined {
+  const file = def.options.auditLog;
+  if (typeof file !== "string") return undefined;
+  if (!isWithin(file, dir) || file === dir)
+    throw configError(
+      [
+        {
+          path: ["audit_log"],
+          message:
+            "mountbox run writes a program's audit log only inside its folder; give --audit FILE to write it elsewhere",
+        },
+      ],
+      "program.yaml",
+    );
+  return file;
 }
 
 /** `worker` and every worker it can reach through `delegates`. */
@@ -370,7 +430,14 @@ function summarize(s: RunStats, ms: number, suggested: Record<string, { yaml: st
   const entries = Object.entries(suggested);
   if (entries.length > 0) {
     lines.push("", "Grants given in this run, as sandbox blocks that would make them permanent:");
-    for (const [w, b] of entries) lines.push(`# ${escapeControl(w)}`, b.yaml.trimEnd());
+    for (const [w, b] of entries)
+      lines.push(
+        `# ${escapeControl(w)}`,
+        ...b.yaml
+          .trimEnd()
+          .split("\n")
+          .map((l) => escapeControl(l)),
+      );
   }
   return `${lines.join("\n")}\n`;
 }

@@ -102,9 +102,12 @@ export class RunState {
     } else if (e.type === "agent_finished" || e.type === "agent_failed") {
       const a = this.agents.get(e.agentId);
       if (a === undefined) return;
+      // What it still waits for, nobody needs to answer (nor see) now.
+      for (const p of this.approvals.filter((p) => p.request.agentId === e.agentId))
+        p.answer("deny");
       a.status = e.type === "agent_finished" ? "done" : "failed";
       a.endedAt = e.time;
-      a.current = "";
+      if (a.current === "starting") a.current = "";
       if (e.type === "agent_failed") {
         a.reason = e.reason;
         this.note("failure", `${a.worker} failed (${e.reason}): ${escapeControl(e.message)}`);
@@ -144,7 +147,7 @@ export class RunState {
           if (i >= 0) this.approvals.splice(i, 1);
           this.setWaiting(request.agentId);
           const said =
-            decision === "once" ? "once" : decision === "session" ? "for the session" : "denied";
+            decision === "once" ? "once" : decision === "session" ? "for this run" : "denied";
           this.note(
             "answer",
             `${escapeControl(request.worker)}: ${request.operation} ${request.displayPath ?? request.path} — ${said}`,

@@ -19,7 +19,7 @@ import {
   SandboxError,
   SuffixNotAllowedError,
 } from "./error-classes.js";
-import { formatKeyPath, formatPathList, quotePath } from "./escape-text.js";
+import { escapeControl, formatKeyPath, formatPathList, quotePath } from "./escape-text.js";
 
 /**
  * Builds a {@link PathNotInSandboxError} for `path`. `writable`, when given,
@@ -196,13 +196,20 @@ export function ioError(operation: string, path: string | undefined, detail: str
   return new IoError(`I/O error during ${operation}${where}: ${detail}.`, path);
 }
 
-/** Builds a {@link ConfigError} listing every issue as `✖ message → at key.path`. */
+/**
+ * Builds a {@link ConfigError} listing every issue as `✖ message → at key.path`.
+ * Messages and the source are escaped: they quote what a config file said
+ * (its keys, file names, module paths), and a hostile one would otherwise
+ * put escape sequences on the terminal of whoever checks it.
+ */
 export function configError(issues: ConfigIssue[], source?: string): ConfigError {
   const lines = issues.map(
-    (i) => `✖ ${i.message}${i.path.length ? ` → at ${formatKeyPath(i.path)}` : ""}`,
+    (i) => `✖ ${escapeControl(i.message)}${i.path.length ? ` → at ${formatKeyPath(i.path)}` : ""}`,
   );
   const head =
-    source === undefined ? "Invalid configuration" : `Invalid configuration in ${source}`;
+    source === undefined
+      ? "Invalid configuration"
+      : `Invalid configuration in ${escapeControl(source)}`;
   return new ConfigError(`${head}:\n${lines.join("\n")}`, issues);
 }
 
