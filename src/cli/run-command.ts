@@ -25,6 +25,14 @@ import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
 import { isWithin } from "../sandbox/virtual-path.js";
 import { type CliIo, UsageError } from "./cli-io.js";
 import { KNOWN_PROVIDERS, loadModelFlags } from "./model-flags.js";
+import {
+  count,
+  describeEvent,
+  type RunStats,
+  showValue,
+  summarize,
+  toJsonLine,
+} from "./run-output.js";
 import { RunState } from "./run-state.js";
 
 /** Help of `mountbox run`. */
@@ -66,15 +74,6 @@ configuration error, 130 if interrupted (every agent is stopped first).
 
 /** Exit status of an interrupted run (128 + SIGINT, as shells report it). */
 const EXIT_INTERRUPTED = 130;
-
-/** Counts for the closing summary. */
-interface RunStats {
-  agents: number;
-  operations: number;
-  denials: number;
-  modelSteps: number;
-  tokens: number;
-}
 
 /** Runs `mountbox run`; returns the exit status. */
 export async function runRun(argv: readonly string[], io: CliIo): Promise<number> {
@@ -281,18 +280,6 @@ function describeAccess(def: ProgramDefinition, root: Sandbox): (chain: string[]
   };
 }
 
-/**
- * A value as one line of JSON, with the characters JSON leaves raw but a
- * terminal acts on — C1 controls, line and paragraph separators, bidi and
- * other format controls — written as `\\uXXXX` escapes (still the same JSON).
- */
-function toJsonLine(v: unknown): string {
-  return JSON.stringify(v).replace(
-    /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
-}
-
 /** The program's root sandbox, as createHost makes it (no sandbox: no file access). */
 function makeRootSandbox(def: ProgramDefinition): Sandbox {
   const { options } = def;
@@ -378,66 +365,4 @@ function readInput(raw: string | undefined): unknown {
       `--input takes JSON (a string is written with quotes: --input '"review src"'), or @FILE`,
     );
   }
-}
-
-function count(stats: RunStats, e: HostEvent): void {
-  if (e.type === "agent_started") stats.agents++;
-  else if (e.type === "operation") stats.operations++;
-  else if (e.type === "denial") stats.denials++;
-  else if (e.type === "model_call") {
-    stats.modelSteps++;
-    stats.tokens += (e.inputTokens ?? 0) + (e.outputTokens ?? 0);
-  }
-}
-
-/** One line for an event that matters to a person watching, else undefined. */
-function describeEvent(e: HostEvent, names: Map<string, string>): string | undefined {
-  const who = (id: string) => escapeControl(names.get(id) ?? id);
-  switch (e.type) {
-    case "agent_started":
-      return `${"  ".repeat(e.depth - 1)}▶ ${escapeControl(e.worker)} started`;
-    case "agent_finished":
-      return `✔ ${escapeControl(e.worker)} finished (${e.durationMs} ms)`;
-    case "agent_failed":
-      return `✖ ${escapeControl(e.worker)} failed (${e.reason}): ${escapeControl(e.message)}`;
-    case "denial":
-      return `✖ ${who(e.agentId)}: ${e.op}${e.path === undefined ? "" : ` ${e.path}`} refused (${e.code})`;
-    case "log":
-      return e.dropped === undefined
-        ? `  ${escapeControl(e.worker)}: ${escapeControl(e.message)}`
-        : undefined;
-    case "model_call":
-      return `  ${escapeControl(e.worker)}: model step, ${e.status}${e.outputTokens === undefined ? "" : ` (${(e.inputTokens ?? 0) + e.outputTokens} tokens)`}`;
-    default:
-      return undefined;
-  }
-}
-
-/** A result for a terminal: a string as it is, anything else as indented JSON; line by line escaped. */
-function showValue(v: unknown): string {
-  const text = typeof v === "string" ? v : (JSON.stringify(v, null, 2) ?? String(v));
-  return text
-    .split("\n")
-    .map((line) => escapeControl(line))
-    .join("\n");
-}
-
-function summarize(s: RunStats, ms: number, suggested: Record<string, { yaml: string }>): string {
-  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-  const lines = [
-    `${plural(s.agents, "agent")}, ${plural(s.operations, "operation")}, ${plural(s.denials, "denial")}, ${plural(s.modelSteps, "model step")} (${s.tokens} tokens), ${(ms / 1000).toFixed(1)} s`,
-  ];
-  const entries = Object.entries(suggested);
-  if (entries.length > 0) {
-    lines.push("", "Grants given in this run, as sandbox blocks that would make them permanent:");
-    for (const [w, b] of entries)
-      lines.push(
-        `# ${escapeControl(w)}`,
-        ...b.yaml
-          .trimEnd()
-          .split("\n")
-          .map((l) => escapeControl(l)),
-      );
-  }
-  return `${lines.join("\n")}\n`;
 }
