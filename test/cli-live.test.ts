@@ -124,7 +124,9 @@ describeWithTmux("the live view in a real terminal", () => {
     const t = run(["live"]);
     const first = await t.waitFor("asks to write /inbox/a.md");
     expect(first).toContain("main → asker asks to write /inbox/a.md");
-    expect(first).toContain("[o] once  [s] for this run  [d] deny");
+    expect(first).toContain("[o] once  [s] session  [d] deny");
+    // What `s` would grant, as the host applies it: the file's folder, down.
+    expect(first).toContain("session: every write under /inbox by asker, until its run ends");
     // The busy agent does not wait on the prompt.
     const tree = await t.waitFor((s) => /✔ busy\s+\/src r\s.*50 ops\s+done/.test(s));
     expect(tree).toMatch(/^mountbox run live · main · [\d.]+ s · 3 agents$/m);
@@ -143,15 +145,15 @@ describeWithTmux("the live view in a real terminal", () => {
     expect([existsSync(inbox("a.md")), existsSync(inbox("b.md"))]).toEqual([true, false]);
   });
 
-  it("arrows and Enter pick an answer: 'for this run' covers the next write too", async () => {
+  it("arrows and Enter pick an answer: 'session' covers the next write too", async () => {
     const t = run(["live"]);
     await t.waitFor("asks to write /inbox/a.md");
     t.keys("Right");
-    await t.waitFor(() => /\x1b\[7m\[s\] for this run/.test(t.screenWithColors()));
+    await t.waitFor(() => /\x1b\[7m\[s\] session/.test(t.screenWithColors()));
     t.keys("Enter");
     expect(await t.exitCode()).toBe(0);
     const end = t.screen();
-    expect(end).toContain("asker: write /inbox/a.md — for this run");
+    expect(end).toContain("asker: write /inbox/a.md — for the session");
     expect(end).not.toContain("asks to write /inbox/b.md");
     expect(end).toMatch(/"a": "written",\s+"b": "written"/);
   });

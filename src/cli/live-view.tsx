@@ -14,7 +14,7 @@ import type { AgentRow, PendingApproval, RunState } from "./run-state.js";
 /** The choices of an approval prompt, in the order the arrows walk them. */
 const CHOICES: { key: string; decision: ApprovalDecision; label: string }[] = [
   { key: "o", decision: "once", label: "once" },
-  { key: "s", decision: "session", label: "for this run" },
+  { key: "s", decision: "session", label: "session" },
   { key: "d", decision: "deny", label: "deny" },
 ];
 
@@ -136,7 +136,7 @@ function ApprovalPrompt({ p, selected }: { p: PendingApproval; selected: number 
         ))}
       </Box>
       <Text dimColor wrap="truncate-middle">
-        for this run: every {r.operation} under {sessionScope(r)} by {r.worker}, until it ends
+        session: every {r.operation} under {sessionScope(r)} by {r.worker}, until its run ends
       </Text>
     </Box>
   );

@@ -147,7 +147,7 @@ export class RunState {
           if (i >= 0) this.approvals.splice(i, 1);
           this.setWaiting(request.agentId);
           const said =
-            decision === "once" ? "once" : decision === "session" ? "for this run" : "denied";
+            decision === "once" ? "once" : decision === "session" ? "for the session" : "denied";
           this.note(
             "answer",
             `${escapeControl(request.worker)}: ${request.operation} ${request.displayPath ?? request.path} — ${said}`,
