@@ -6,7 +6,7 @@
  * running after Ctrl-C, and no host path in what a successful command prints.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -519,13 +519,43 @@ describeWithBwrap("mountbox run", () => {
     expect(readFileSync(join(app, "grow/agents/admin.js"), "utf8")).toBe(WORKER);
   });
 
-  it("program.yaml's audit_log is written only inside the program folder", () => {
+  it("program.yaml's audit_log is written only to a plain file inside the program folder", () => {
     const r = run("audit");
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(
-      "✖ mountbox run writes a program's audit log only inside its folder; give --audit FILE to write it elsewhere → at audit_log",
+      "✖ mountbox run writes a program's audit log only to a plain file inside its folder (it is outside); give --audit FILE to write it elsewhere → at audit_log",
     );
     expect(existsSync(join(base, "outside.jsonl"))).toBe(false);
+    // Through a link in the folder, to a file or a folder outside: refused too.
+    writeFiles(join(base, "home"), { ".bashrc": "# rc\n" });
+    writeFiles(app, {
+      "audit2/program.yaml": 'audit_log: "./audit.log"\nworkers:\n  main: { module: ./w.js }\n',
+      "audit2/w.js": WORKER,
+      "audit3/program.yaml": 'audit_log: "./logs/a.log"\nworkers:\n  main: { module: ./w.js }\n',
+      "audit3/w.js": WORKER,
+      "audit4/program.yaml":
+        'audit_log: "./.git/hooks/pre-commit"\nworkers:\n  main: { module: ./w.js }\n',
+      "audit4/w.js": WORKER,
+      "audit4/.git/hooks/.keep": "",
+    });
+    symlinkSync(join(base, "home", ".bashrc"), join(app, "audit2", "audit.log"));
+    symlinkSync(join(base, "home"), join(app, "audit3", "logs"));
+    expect(run("audit2").stderr).toContain("(it is a link or not a file)");
+    expect(run("audit3").stderr).toContain("(it is outside)");
+    expect(run("audit4").stderr).toContain(
+      "(not in a dot folder, node_modules or workers/, nor a dotfile)",
+    );
+    expect(readFileSync(join(base, "home", ".bashrc"), "utf8")).toBe("# rc\n");
+    // Inside, as a plain file: written.
+    writeFiles(app, {
+      "audit5/program.yaml":
+        'audit_log: "./logs/audit.jsonl"\nworkers:\n  main: { module: ./w.js }\n',
+      "audit5/w.js": WORKER,
+      "audit5/logs/.keep": "",
+    });
+    expect(run("audit5").code).toBe(0);
+    // (Its worker does no file operation: the log is made, with nothing to say.)
+    expect(existsSync(join(app, "audit5/logs/audit.jsonl"))).toBe(true);
   });
 
   it("JSON output escapes what a terminal acts on and JSON leaves raw; config errors escape file names", () => {

@@ -125,7 +125,7 @@ async function importFromApp(
       typeof dot === "object" && typeof dot.import === "string"
         ? join(dirname(manifest), dot.import)
         : require.resolve(pkg);
-    if ([manifest, entry].some((f) => isAgentWritable(realpathSync(f))))
+    if ([dirname(manifest), manifest, entry].some((f) => isAgentWritable(realpathSync(f))))
       throw new UsageError(
         `--model: the '${pkg}' found lies where the program's agents can write; install it where they cannot (beside mountbox, outside the sandbox's writable areas)`,
       );

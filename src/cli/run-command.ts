@@ -11,8 +11,8 @@
  * 130 when interrupted (SIGINT/SIGTERM: every agent stopped, the host
  * closed).
  */
-import { readFileSync } from "node:fs";
-import { basename, resolve } from "node:path";
+import { lstatSync, readFileSync, realpathSync, type Stats } from "node:fs";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import { listWorkerReaches } from "../agents/worker-sandbox-check.js";
 import type { ApprovalDecision, ApprovalRequest } from "../approvals/approval-types.js";
@@ -242,7 +242,7 @@ export async function runRun(argv: readonly string[], io: CliIo): Promise<number
  * clears them (gigabytes over a long run: found by a review).
  */
 async function importLiveView() {
-  process.env.NODE_ENV ??= "production";
+  process.env.NODE_ENV = "production";
   return await import("./live-view.js");
 }
 
@@ -298,18 +298,40 @@ function makeRootSandbox(def: ProgramDefinition): Sandbox {
 function checkProgramAuditLog(def: ProgramDefinition, dir: string): string | undefined {
   const file = def.options.auditLog;
   if (typeof file !== "string") return undefined;
-  if (!isWithin(file, dir) || file === dir)
-    throw configError(
+  const refuse = (why: string) =>
+    configError(
       [
         {
           path: ["audit_log"],
-          message:
-            "mountbox run writes a program's audit log only inside its folder; give --audit FILE to write it elsewhere",
+          message: `mountbox run writes a program's audit log only to a plain file inside its folder (${why}); give --audit FILE to write it elsewhere`,
         },
       ],
       "program.yaml",
     );
-  return file;
+  // Where it really is: a link in the folder (to ~/.bashrc, say) must not
+  // carry the lines out of it (found by a second review).
+  let realDir: string;
+  let realParent: string;
+  try {
+    realDir = realpathSync(dir);
+    realParent = realpathSync(dirname(file));
+  } catch {
+    throw refuse("its folder does not exist");
+  }
+  const real = join(realParent, basename(file));
+  if (!isWithin(real, realDir) || real === realDir) throw refuse("it is outside");
+  const parts = relative(realDir, real).split(sep);
+  // Places tools run or read as code: git hooks, packages, worker files, dotfiles.
+  if (parts.some((p) => p.startsWith(".") || p === "node_modules" || p === "workers"))
+    throw refuse("not in a dot folder, node_modules or workers/, nor a dotfile");
+  let st: Stats | undefined;
+  try {
+    st = lstatSync(real);
+  } catch {
+    st = undefined; // made by the host when it opens the log
+  }
+  if (st !== undefined && !st.isFile()) throw refuse("it is a link or not a file");
+  return real;
 }
 
 /** `worker` and every worker it can reach through `delegates`. */
