@@ -9,7 +9,7 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { assertBuilt } from "./conformance/thread.js";
 import { renderScreenSvg } from "./helpers/ansi-svg.js";
 import { describeWithBwrap } from "./helpers/bwrap.js";
@@ -52,6 +52,7 @@ beforeAll(() => {
         "  const out = {};",
         '  for (const f of ["a", "b"]) {',
         "    try {",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the worker's own source text
         "      await ctx.sandbox.writeFile(`/inbox/${f}.md`, f);",
         '      out[f] = "written";',
         "    } catch (e) {",
@@ -82,6 +83,7 @@ beforeAll(() => {
         "  while (Date.now() < end) {",
         '    await Promise.all(Array.from({ length: 32 }, () => ctx.sandbox.readFile("/src/a.ts")));',
         "    n += 32;",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the worker's own source text
         "    if (n % 640 === 0) ctx.log(`read ${n}`);",
         "  }",
         "  return n;",

@@ -1,23 +1,15 @@
-/**
- * `createHost` options, validated at the public edge (like the YAML): an
- * unknown or misspelt key is a ConfigError naming it, never silently
- * ignored. Inside the host the result is trusted.
- */
-import { existsSync, realpathSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Writable } from "node:stream";
-import { fileURLToPath } from "node:url";
 import type { OnApproval } from "../approvals/approval-types.js";
 import type { Isolation, WorkerSpec } from "../config/worker-spec.js";
-import { type ConfigIssue, configError, escapeControl } from "../errors/index.js";
+import { type ConfigIssue, configError } from "../errors/index.js";
 import { DEFAULT_MODEL_RETRIES } from "../models/model-retries.js";
 import { isLlmWorker, resolveWorkerModels, type WorkerModel } from "../models/worker-models.js";
 import { Sandbox } from "../sandbox/sandbox.js";
-import { isPathLike } from "../threads/module-grants.js";
 import { llmWorkerCode } from "../threads/permissions.js";
 import { TOOL_NAMES } from "../tools/types.js";
 import type { DynamicOption, HostOptions } from "./host-types.js";
-import { checkModuleType } from "./module-type.js";
+import { checkDependencies, checkModule } from "./worker-files.js";
 
 const HOST_KEYS = [
   "sandbox",
@@ -300,89 +292,6 @@ function checkLlmKeys(spec: WorkerSpec, at: (string | number)[], issues: ConfigI
         message: "'call_worker' needs 'delegates' (the workers it may call)",
       });
   });
-}
-
-/** TypeScript modules run where Node strips types (22.18+, 23.6+). */
-const TS_MODULE = /\.(ts|mts|cts)$/;
-
-function checkModule(
-  module: unknown,
-  basePath: string,
-  at: (string | number)[],
-  issues: ConfigIssue[],
-): string | undefined {
-  if (typeof module !== "string") {
-    issues.push({ path: at, message: "expected a path" });
-    return undefined;
-  }
-  const p = module.startsWith("file:")
-    ? fileURLToPath(module)
-    : isAbsolute(module)
-      ? module
-      : resolve(basePath, module);
-  if (!existsSync(p)) {
-    issues.push({ path: at, message: `no module at ${describeHostPath(module, p, basePath)}` });
-    return undefined;
-  }
-  if (TS_MODULE.test(p) && !canStripTypes()) {
-    issues.push({
-      path: at,
-      message: `'${module}' is TypeScript, which this Node.js (${process.version}) cannot load; build it to .js (tsc), or use Node 22.18+ where Node strips types`,
-    });
-    return undefined;
-  }
-  const real = realpathSync(p);
-  const wrongType = checkModuleType(real);
-  if (wrongType !== undefined) {
-    issues.push({ path: at, message: wrongType });
-    return undefined;
-  }
-  return real;
-}
-
-/** True where Node runs `.ts` files by stripping their types. */
-export function canStripTypes(): boolean {
-  const ts = (process.features as { typescript?: unknown }).typescript;
-  return ts === "strip" || ts === "transform";
-}
-
-function checkDependencies(
-  deps: unknown,
-  basePath: string,
-  at: (string | number)[],
-  issues: ConfigIssue[],
-): string[] | undefined {
-  if (!Array.isArray(deps) || !deps.every((d) => typeof d === "string" && d !== "")) {
-    issues.push({ path: at, message: "expected a list of package names or file/folder paths" });
-    return undefined;
-  }
-  const out: string[] = [];
-  deps.forEach((d: string, i) => {
-    if (!isPathLike(d)) {
-      out.push(d);
-      return;
-    }
-    const p = d.startsWith("file:") ? fileURLToPath(d) : resolve(basePath, d);
-    if (!existsSync(p))
-      issues.push({
-        path: [...at, i],
-        message: `no file or folder at ${describeHostPath(d, p, basePath)}`,
-      });
-    else out.push(realpathSync(p));
-  });
-  return out;
-}
-
-/**
- * A host path for a setup error (thrown to the host's own code, whose
- * developer needs it): where it was looked for and, for a relative path,
- * what it was resolved against.
- */
-function describeHostPath(written: string, resolved: string, basePath: string): string {
-  const at = `'${escapeControl(resolved)}'`;
-  return written.startsWith("file:") || isAbsolute(written)
-    ? at
-    : `${at} ('${escapeControl(written)}' resolved against basePath '${escapeControl(basePath)}')`;
 }
 
 /** "unknown option 'x'", with the closest known key when it is a likely typo. */
