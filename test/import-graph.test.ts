@@ -53,7 +53,7 @@ const THREAD_MAY_LOAD = [
   /^src\/port\/protocol\.js$/,
   // The framing of a process agent's channel (Node's own modules only).
   /^src\/port\/frames\.js$/,
-  /^src\/port\/plain-codec\.js$/,
+  /^src\/port\/plain-(codec|format|encode|decode)\.js$/,
   /^src\/sandbox\/types\.js$/,
   /^src\/tools\//,
   /^src\/ai-sdk\//,

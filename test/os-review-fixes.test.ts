@@ -165,6 +165,25 @@ describeWithBwrap("review: mounts verified after setup, before the command", () 
     expect(readFileSync(join(root, "a-real/refsrc/data.txt"), "utf8")).toBe("original\n");
   });
 
+  test("a command stopped while bubblewrap sets up ends as aborted, not as a changed folder (CI race: exit 125)", async () => {
+    const root = join(dir, "stopped-in-setup");
+    mkdirSync(root);
+    const sb = createSandbox({ root });
+    for (const when of ["now", "soon"] as const) {
+      const stop = new AbortController();
+      launchTestHooks.beforeSpawn = () => {
+        if (when === "now") stop.abort();
+        else setImmediate(() => stop.abort());
+      };
+      const out = await runCommand(sb, "touch /workspace/ran; sleep 5", {
+        signal: stop.signal,
+      }).catch((e: unknown) => e);
+      expect(out, when).not.toBeInstanceOf(Error);
+      expect((out as { exitCode: number }).exitCode, when).not.toBe(0);
+      expect(existsSync(join(root, "ran")), when).toBe(false);
+    }
+  });
+
   test("finding 2: a mount point swapped for a link into the host is caught before the command runs", async () => {
     const root = join(dir, "proj");
     const host = join(dir, "host-target");

@@ -213,6 +213,10 @@ async function runExec(argv: readonly string[], io: CliIo): Promise<number> {
       passThrough: io === processIo,
     });
   } catch (err) {
+    // Stopped while the command was being set up (or torn down): the signal
+    // is the outcome, whatever the setup threw on the way out (a race a
+    // loaded CI machine hit: exit 125 instead of 143).
+    if (stoppedBy !== undefined) return 128 + (osConstants.signals[stoppedBy] ?? 15);
     if (err instanceof TypeError) throw new UsageError(err.message.replace(/^runCommand: /, ""));
     throw err;
   } finally {

@@ -177,7 +177,10 @@ export async function runConfined(
       },
       pinned.close,
     );
-    if (verify.failed)
+    // Stopped during setup, the check fails too (its peer is killed): the
+    // stop is what happened, not a changed folder (a race CI hit: `exec`
+    // killed by SIGTERM exited 125 with this error instead of 143).
+    if (verify.failed && run.signal?.aborted !== true)
       throw new IoError(
         "Cannot run the command: the sandbox's folders changed while the command was being set up (a folder on the way to a mount was moved or replaced, perhaps by another command running at the same time). The command was not run. Try again.",
       );

@@ -139,6 +139,10 @@ export function runProcess(
       killGroup();
     };
     spec.signal?.addEventListener("abort", onAbort, { once: true });
+    // Aborted before the process started (while a command was being set
+    // up): no 'abort' event is coming, so stop it now (found by a test: the
+    // command otherwise ran to its end).
+    if (spec.signal?.aborted === true) onAbort();
     let drainTimer: NodeJS.Timeout | undefined;
     const done = (): void => {
       if (settled) return;

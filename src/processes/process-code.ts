@@ -88,7 +88,11 @@ function foldRuntimeFiles(grants: readonly string[]): string[] {
 
 /** Real paths of the channel's modules (framing, encoding), which the process entry loads. */
 function channelFiles(): string[] {
-  return ["frames.js", "plain-codec.js"].map((f) =>
-    realpathSync(fileURLToPath(new URL(`../port/${f}`, import.meta.url))),
-  );
+  return [
+    "frames.js",
+    "plain-codec.js",
+    "plain-format.js",
+    "plain-encode.js",
+    "plain-decode.js",
+  ].map((f) => realpathSync(fileURLToPath(new URL(`../port/${f}`, import.meta.url))));
 }
