@@ -264,7 +264,7 @@ describe("mountbox exec arguments", () => {
     expect(await cliInProcess(["frobnicate"])).toMatchInlineSnapshot(`
       {
         "code": 2,
-        "stderr": "mountbox: unknown command 'frobnicate'. Commands: check, exec, init, run.
+        "stderr": "mountbox: unknown command 'frobnicate'. Commands: check, exec, init, mcp, run.
       Run 'mountbox --help' for usage.
       ",
         "stdout": "",

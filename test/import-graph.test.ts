@@ -117,6 +117,16 @@ const LAYERS: Record<string, RegExp[]> = {
     /^src\/pool\//,
     /^src\/approvals\//,
   ],
+  // `mountbox mcp`: the sandbox and the tool layer served over MCP; of the
+  // CLI only what every command shares.
+  "src/mcp": [
+    /^src\/mcp\//,
+    /^src\/sandbox\//,
+    /^src\/errors(\.ts|\/)/,
+    /^src\/tools\//,
+    /^src\/pool\//,
+    /^src\/cli\/(cli-io|sandbox-flags)\.ts$/,
+  ],
 };
 
 /** Every `.ts` file under `dir` (or `dir` + ".ts" itself). */

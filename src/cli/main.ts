@@ -11,12 +11,13 @@ import { isatty } from "node:tty";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { escapeControl, SandboxError } from "../errors/index.js";
+import { runMcp } from "../mcp/mcp-command.js";
 import { runCommand } from "../os/run-command.js";
-import { createSandbox } from "../sandbox/sandbox.js";
 import { runCheck } from "./check-command.js";
 import { type CliIo, UsageError } from "./cli-io.js";
 import { runInit } from "./init-command.js";
 import { runRun } from "./run-command.js";
+import { SANDBOX_HELP, SANDBOX_OPTIONS, sandboxFromFlags } from "./sandbox-flags.js";
 
 /** The installed package's version (from its package.json). */
 function readVersion(): string {
@@ -25,7 +26,7 @@ function readVersion(): string {
 }
 
 /** The commands, as the usage errors list them. */
-const COMMANDS: readonly string[] = ["check", "exec", "init", "run"];
+const COMMANDS: readonly string[] = ["check", "exec", "init", "mcp", "run"];
 
 /** Exit status for bad usage (as most Unix tools). */
 export const EXIT_USAGE = 2;
@@ -40,6 +41,7 @@ Commands:
   check   Validate a program folder and print each worker's effective permissions
   exec    Run a shell command confined to a sandbox (Linux, bubblewrap)
   init    Create a program folder: program.yaml, a code worker, an LLM worker, sample files
+  mcp     Serve a sandbox's files to an MCP client over stdio (virtual paths)
   run     Run a program folder's worker, its agents each in their own thread or process
 
 Run 'mountbox <command> --help' for a command's options;
@@ -56,9 +58,7 @@ word that is not one (or at '--'). The command's output is passed through
 byte for byte, and its exit code too.
 
 Options:
-  --root DIR                   Host folder that becomes the sandbox's '/' (required)
-  --mount SRC:TARGET[:ro]      Add a mount (repeatable); ':ro' makes it read-only
-  --readonly                   Make the root and every mount read-only
+${SANDBOX_HELP}
   --network                    Keep network access (default: none, not even loopback)
   --allow-unix-sockets         Let the command make unix sockets (default: only
                                socketpair; a socket could reach any host server
@@ -117,6 +117,7 @@ export async function runCli(argv: readonly string[], io: CliIo = processIo): Pr
     if (command === "check") return await runCheck(rest, io);
     if (command === "init") return await runInit(rest, io);
     if (command === "run") return await runRun(rest, io);
+    if (command === "mcp") return await runMcp(rest, io, readVersion());
     throw new UsageError(
       `unknown command '${command.slice(0, 40)}'. Commands: ${COMMANDS.join(", ")}.`,
     );
@@ -177,11 +178,7 @@ async function runExec(argv: readonly string[], io: CliIo): Promise<number> {
     ptys: positiveInt(values.ptys, "--ptys"),
     openFiles: positiveInt(values["open-files"], "--open-files"),
   };
-  const sandbox = createSandbox({
-    root: values.root,
-    readonly: values.readonly ?? false,
-    mounts: values.mount ?? [],
-  });
+  const sandbox = sandboxFromFlags(values);
   // One argument is passed to bash as is; several are joined with spaces, as
   // `ssh` and `docker exec sh -c` users expect.
   const command = positionals.join(" ");
@@ -268,9 +265,7 @@ function parseExecArgs(argv: readonly string[]) {
     allowPositionals: false,
     strict: true,
     options: {
-      root: { type: "string" },
-      mount: { type: "string", multiple: true },
-      readonly: { type: "boolean" },
+      ...SANDBOX_OPTIONS,
       network: { type: "boolean" },
       env: { type: "string", multiple: true },
       timeout: { type: "string" },

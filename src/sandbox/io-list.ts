@@ -43,6 +43,9 @@ const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOL
 interface Walk extends Pace {
   signal: AbortSignal | undefined;
   start: string;
+  /** Set when directories are listed too (listEntries): where they go, and how deep to walk. */
+  dirs?: string[] | undefined;
+  maxDepth?: number | undefined;
 }
 
 /** Yields to the event loop if this walk has run long enough; throws once stopped. */
@@ -87,6 +90,71 @@ export async function listFiles(
   }
   await breathe(pace);
   return [...new Set(out)].sort();
+}
+
+/** An entry of {@link listEntries}: a virtual path and what it is. */
+export interface DirEntry {
+  path: string;
+  type: "file" | "directory";
+}
+
+/**
+ * Readable files and directories under `path`, at most `maxDepth` levels
+ * below it (1: its own entries), virtual and sorted. Same walk and same
+ * refusals as {@link listFiles}; a mount target below `path` (and the folders
+ * leading to it) shows as a directory. Directory links are never followed.
+ */
+export async function listEntries(
+  policy: Policy,
+  path: string,
+  maxDepth = Number.POSITIVE_INFINITY,
+  signal?: AbortSignal,
+): Promise<DirEntry[]> {
+  const start = policy.normalize(path);
+  if (start === null) throw policy.climbError(path, "read");
+  if (!policy.reachesBelow(start, "read")) throw policy.denialError("outside", start, "read");
+  if (policy.table.lookup(start) && policy.deny(start, "read", false) === undefined) {
+    policy.resolveVirtual(start, "read", false);
+  }
+  const files: string[] = [];
+  const dirs: string[] = [];
+  const pace: Walk = { ...startPace(), signal, start, dirs, maxDepth };
+  let found = false;
+  for (const root of walkRoots(policy, start)) {
+    const real = realDirOf(policy, root);
+    if (real === undefined) continue;
+    found = true;
+    if (root !== start) {
+      // The mount target and the folders leading to it, within the depth.
+      for (let v: string = root; v !== start && isWithin(v, start); v = parentOf(v)) {
+        if (depthBelow(start, v) <= maxDepth) dirs.push(v);
+      }
+      if (depthBelow(start, root) >= maxDepth) continue;
+    }
+    await walk(policy, root, real, start, () => true, files, pace);
+  }
+  if (!found) {
+    if (isFile(policy, start))
+      throw ioError("list", start, "it is a file, not a directory (use readFile)");
+    throw policy.notFoundError(start);
+  }
+  await breathe(pace);
+  const out = new Map<string, DirEntry>();
+  for (const d of dirs) out.set(d, { path: d, type: "directory" });
+  for (const f of files)
+    if (depthBelow(start, f) <= maxDepth) out.set(f, { path: f, type: "file" });
+  return [...out.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** Levels of `v` below `start` (a child is 1). */
+function depthBelow(start: string, v: string): number {
+  const rel = start === "/" ? v.slice(1) : v.slice(start.length + 1);
+  return rel === "" ? 0 : rel.split("/").length;
+}
+
+function parentOf(v: string): string {
+  const i = v.lastIndexOf("/");
+  return i <= 0 ? "/" : v.slice(0, i);
 }
 
 /** The start plus every mount target below it that reads can reach. */
@@ -216,8 +284,12 @@ async function walk(
     if (v.length > MAX_PATH_BYTES / 4 && Buffer.byteLength(v, "utf8") > MAX_PATH_BYTES) continue;
     if (policy.table.lookup(v) !== owner) continue; // shadowed by a mount (walked as its own root)
     if (e.isDirectory()) {
-      if (policy.reachesBelow(v, "read"))
-        await walk(policy, v, join(realDir, e.name), start, isMatch, out, pace);
+      if (!policy.reachesBelow(v, "read")) continue;
+      if (pace.dirs !== undefined) {
+        pace.dirs.push(v);
+        if (depthBelow(start, v) >= (pace.maxDepth ?? Number.POSITIVE_INFINITY)) continue;
+      }
+      await walk(policy, v, join(realDir, e.name), start, isMatch, out, pace);
       continue;
     }
     if (!e.isFile() && !e.isSymbolicLink()) continue;

@@ -1,0 +1,78 @@
+/**
+ * `createMcpServer`: a sandbox served to MCP clients (DESIGN §10) with the
+ * reference filesystem server's tool names, input schemas, annotations and
+ * output texts, over virtual paths — plus mountbox's `grep` and
+ * `list_allowed_paths`. Every tool answers a refusal with an `isError`
+ * result holding the sandbox's LLM-friendly message; nothing returns a host
+ * path. See docs/mcp.md.
+ */
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Sandbox } from "../sandbox/sandbox.js";
+import { createToolDefinitions, type ToolDefinition } from "../tools/index.js";
+import { guarded } from "./mcp-format.js";
+import { registerReadTools } from "./mcp-read-tools.js";
+import { registerTreeTools } from "./mcp-tree-tools.js";
+import { registerWriteTools } from "./mcp-write-tools.js";
+
+/** The tools `mountbox mcp` serves, in the order it lists them. */
+export const MCP_TOOL_NAMES = [
+  "read_file",
+  "read_text_file",
+  "read_media_file",
+  "read_multiple_files",
+  "write_file",
+  "edit_file",
+  "create_directory",
+  "list_directory",
+  "list_directory_with_sizes",
+  "directory_tree",
+  "move_file",
+  "search_files",
+  "get_file_info",
+  "list_allowed_directories",
+  "grep",
+  "list_allowed_paths",
+] as const;
+
+/**
+ * An MCP server (not yet connected) serving `sandbox`'s files. The write
+ * tools are always offered, as the reference server does; on a read-only
+ * sandbox each call is refused with a message naming what is writable.
+ */
+export async function createMcpServer(
+  sandbox: Sandbox,
+  opts: { version: string },
+): Promise<McpServer> {
+  const server = new McpServer({ name: "mountbox", version: opts.version });
+  registerReadTools(server, sandbox);
+  registerWriteTools(server, sandbox);
+  registerTreeTools(server, sandbox);
+  const own = await createToolDefinitions(sandbox, { tools: ["grep", "list_allowed_paths"] });
+  for (const tool of own) registerOwnTool(server, tool);
+  return server;
+}
+
+/**
+ * One of mountbox's own tools (tool layer) as an MCP tool: its schema and
+ * text, with a result starting `Error` marked `isError`.
+ */
+function registerOwnTool(server: McpServer, tool: ToolDefinition): void {
+  server.registerTool(
+    tool.name,
+    {
+      title: tool.name === "grep" ? "Search File Contents" : "List Allowed Paths",
+      description: tool.description,
+      inputSchema: tool.inputSchema as never,
+      annotations: { ...tool.annotations, openWorldHint: false },
+    },
+    ((args: Record<string, unknown>) =>
+      guarded(tool.name, undefined, async (): Promise<CallToolResult> => {
+        const text = await tool.execute(args);
+        const failed = text.startsWith("Error");
+        return failed
+          ? { content: [{ type: "text", text }], isError: true }
+          : { content: [{ type: "text", text }] };
+      })) as never,
+  );
+}
