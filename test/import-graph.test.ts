@@ -125,7 +125,7 @@ const LAYERS: Record<string, RegExp[]> = {
     /^src\/errors(\.ts|\/)/,
     /^src\/tools\//,
     /^src\/pool\//,
-    /^src\/cli\/(cli-io|sandbox-flags)\.ts$/,
+    /^src\/cli\/(cli-io|sandbox-flags|program-sandbox)\.ts$/,
   ],
 };
 

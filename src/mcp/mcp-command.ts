@@ -1,18 +1,24 @@
 /**
- * `mountbox mcp --root DIR [--mount SRC:TARGET[:ro]]... [--readonly]`: serves
- * a sandbox to one MCP client over stdio until the client closes stdin.
- * stdout carries the protocol only; notes go to stderr, never a host path.
+ * `mountbox mcp --root DIR [--mount SRC:TARGET[:ro]]... [--readonly]` or
+ * `mountbox mcp <program-dir> [--worker NAME]`: serves a sandbox to one MCP
+ * client over stdio until the client closes stdin, or to clients on
+ * 127.0.0.1 over Streamable HTTP (`--http PORT`) until interrupted. stdout
+ * carries the protocol only; notes go to stderr, never a host path.
  */
 
 import { parseArgs } from "node:util";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { type CliIo, UsageError } from "../cli/cli-io.js";
+import { loadWorkerSandbox } from "../cli/program-sandbox.js";
 import { SANDBOX_HELP, SANDBOX_OPTIONS, sandboxFromFlags } from "../cli/sandbox-flags.js";
-import { formatPathList } from "../errors/index.js";
+import { escapeControl, formatPathList } from "../errors/index.js";
 import { closeSharedPool } from "../pool/index.js";
+import type { Sandbox } from "../sandbox/sandbox.js";
+import { serveMcpHttp } from "./mcp-http.js";
 import { createMcpServer } from "./mcp-server.js";
 
-const MCP_HELP = `Usage: mountbox mcp --root DIR [--mount SRC:TARGET[:ro]]... [--readonly]
+const MCP_HELP = `Usage: mountbox mcp --root DIR [--mount SRC:TARGET[:ro]]... [--readonly] [--http PORT]
+       mountbox mcp <program-dir> [--worker NAME] [--http PORT]
 
 Serves a sandbox's files to an MCP client (Claude Desktop, VS Code, …) over
 stdio, with the reference filesystem server's tools (read_text_file,
@@ -20,21 +26,29 @@ write_file, edit_file, list_directory, directory_tree, search_files, …) plus
 grep and list_allowed_paths. Paths are virtual: DIR is '/', a mount with
 target /cache is /cache. Traversal and links out of the sandbox are refused;
 writes to a read-only mount are refused with a message naming what is
-writable. The server runs until the client closes its stdin.
+writable. The server runs until the client closes its stdin. With a program
+folder, it serves the sandbox its worker NAME (default: 'main', or the only
+worker) has when run at the top.
 
 Options:
 ${SANDBOX_HELP}
+  --worker NAME                With <program-dir>: whose sandbox to serve
+  --http PORT                  Serve Streamable HTTP at http://127.0.0.1:PORT/mcp
+                               instead of stdio (0: any free port); requests
+                               naming another host or origin are refused
   -h, --help                   Show this help
 
-Exit status: 0 when the client disconnects; 2 on bad usage or configuration.
+Exit status: 0 when the client disconnects (or, with --http, on Ctrl-C);
+2 on bad usage or configuration.
 See docs/mcp.md for client configuration.
 `;
 
 /** Runs `mountbox mcp`; resolves with the exit status once the client has gone. */
 export async function runMcp(argv: readonly string[], io: CliIo, version: string): Promise<number> {
   let values: ReturnType<typeof parse>["values"];
+  let positionals: string[];
   try {
-    values = parse(argv).values;
+    ({ values, positionals } = parse(argv));
   } catch (err) {
     // parseArgs' own messages are about the arguments, never about files.
     throw new UsageError(err instanceof Error ? err.message : "bad arguments");
@@ -43,17 +57,30 @@ export async function runMcp(argv: readonly string[], io: CliIo, version: string
     io.stdout(MCP_HELP);
     return 0;
   }
-  const sandbox = sandboxFromFlags(values);
+  const sandbox = await chooseSandbox(values, positionals);
+  const d = sandbox.describe();
+  const served = `Readable: ${formatPathList(d.readable)}; writable: ${d.writable.length > 0 ? formatPathList(d.writable) : "nothing"}.`;
+  if (values.http !== undefined) {
+    const port = Number(values.http);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new UsageError("--http takes a port number (0 to 65535)");
+    const http = await serveMcpHttp(() => createMcpServer(sandbox, { version }), port);
+    io.stderr(`mountbox mcp: serving on http://127.0.0.1:${http.port}/mcp. ${served}\n`);
+    await new Promise<void>((resolve) => {
+      process.once("SIGINT", resolve);
+      process.once("SIGTERM", resolve);
+    });
+    await http.close();
+    await closeSharedPool();
+    return 0;
+  }
   const server = await createMcpServer(sandbox, { version });
   const transport = new StdioServerTransport();
   transport.onerror = (err) => {
     // A malformed message: the SDK answers the client; say only what it was.
     io.stderr(`mountbox mcp: ${err instanceof Error ? err.name : "error"} on the connection\n`);
   };
-  const d = sandbox.describe();
-  io.stderr(
-    `mountbox mcp: serving on stdio. Readable: ${formatPathList(d.readable)}; writable: ${d.writable.length > 0 ? formatPathList(d.writable) : "nothing"}.\n`,
-  );
+  io.stderr(`mountbox mcp: serving on stdio. ${served}\n`);
   const closed = new Promise<void>((resolve) => {
     process.stdin.once("end", resolve);
     process.stdin.once("close", resolve);
@@ -65,11 +92,33 @@ export async function runMcp(argv: readonly string[], io: CliIo, version: string
   return 0;
 }
 
+/** The sandbox to serve: from the flags, or a program worker's. */
+async function chooseSandbox(
+  values: ReturnType<typeof parse>["values"],
+  positionals: string[],
+): Promise<Sandbox> {
+  const [dir, ...extra] = positionals;
+  if (extra.length > 0)
+    throw new UsageError(`unexpected argument '${escapeControl(extra[0]!.slice(0, 40))}'`);
+  if (dir === undefined) {
+    if (values.worker !== undefined) throw new UsageError("--worker needs a program folder");
+    return sandboxFromFlags(values);
+  }
+  if (values.root !== undefined || values.mount !== undefined || values.readonly !== undefined)
+    throw new UsageError("give a program folder or --root/--mount/--readonly, not both");
+  return await loadWorkerSandbox(dir, values.worker);
+}
+
 function parse(argv: readonly string[]) {
   return parseArgs({
     args: [...argv],
-    allowPositionals: false,
+    allowPositionals: true,
     strict: true,
-    options: { ...SANDBOX_OPTIONS, help: { type: "boolean", short: "h" } },
+    options: {
+      ...SANDBOX_OPTIONS,
+      worker: { type: "string" },
+      http: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
   });
 }

@@ -1,0 +1,36 @@
+/**
+ * A program worker's sandbox as a top-level run gives it, for commands that
+ * serve it without running the program (`mountbox mcp <program-dir>`).
+ */
+import { resolve } from "node:path";
+import { listWorkerReaches } from "../agents/worker-sandbox-check.js";
+import { escapeControl } from "../errors/index.js";
+import { loadProgramDefinition } from "../host/load-program.js";
+import { createSandbox, Sandbox } from "../sandbox/sandbox.js";
+import { UsageError } from "./cli-io.js";
+
+/**
+ * Loads the program in `dir` (validated as `run` loads it) and returns the
+ * sandbox of `worker` (default: 'main', or the only worker) at the top.
+ * @throws ConfigError for a bad program, UsageError for an unknown worker
+ */
+export async function loadWorkerSandbox(dir: string, worker?: string): Promise<Sandbox> {
+  const { options } = await loadProgramDefinition(resolve(dir));
+  const names = Object.keys(options.workers);
+  const name =
+    worker ?? (names.includes("main") ? "main" : names.length === 1 ? names[0] : undefined);
+  if (name === undefined || !names.includes(name))
+    throw new UsageError(
+      `${worker === undefined ? "name the worker whose sandbox to serve (--worker)" : `no worker named '${escapeControl(worker.slice(0, 60))}'`}; workers: ${escapeControl(names.join(", ")) || "none"}`,
+    );
+  const root =
+    options.sandbox instanceof Sandbox
+      ? options.sandbox
+      : createSandbox(options.sandbox ?? { paths: {} }, { basePath: options.basePath });
+  const reach = listWorkerReaches(root, new Map(Object.entries(options.workers)), 1).find(
+    (r) => r.chain.length === 1 && r.chain[0] === name,
+  );
+  if (reach === undefined)
+    throw new UsageError(`worker '${escapeControl(name)}' cannot run at the top of this program`);
+  return reach.sandbox;
+}

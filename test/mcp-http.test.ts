@@ -1,0 +1,163 @@
+/**
+ * `mountbox mcp --http PORT` (Streamable HTTP on 127.0.0.1) driven by the
+ * SDK's real `Client` over `StreamableHTTPClientTransport`, DNS rebinding
+ * refused, several clients at once, Ctrl-C; and `mountbox mcp <program-dir>
+ * --worker NAME` serving that worker's sandbox. Runs the built dist.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const REPO = resolve(import.meta.dirname, "..");
+const CLI = join(REPO, "dist/src/cli/main.js");
+
+let base: string;
+let root: string;
+let server: ChildProcess;
+let port: number;
+
+async function call(client: Client, name: string, args: Record<string, unknown>) {
+  const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const text = r.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("\n");
+  return { isError: r.isError === true, text };
+}
+
+async function connectHttp(): Promise<Client> {
+  const client = new Client({ name: "mountbox-http-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+  return client;
+}
+
+/** A raw POST of an initialize request with the given headers; resolves with the status. */
+function rawInitialize(headers: Record<string, string>, path = "/mcp"): Promise<number> {
+  const body = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "x", version: "1" },
+    },
+  });
+  return new Promise((res, rej) => {
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...headers,
+        },
+      },
+      (r) => {
+        r.resume();
+        res(r.statusCode ?? 0);
+      },
+    );
+    req.on("error", rej);
+    req.end(body);
+  });
+}
+
+beforeAll(async () => {
+  base = mkdtempSync(join(tmpdir(), "mountbox-mcp-http-"));
+  root = join(base, "root");
+  mkdirSync(join(root, "src"), { recursive: true });
+  writeFileSync(join(root, "src/a.ts"), "export const a = 1;\n");
+  server = spawn(process.execPath, [CLI, "mcp", "--root", root, "--http", "0"], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let err = "";
+  port = await new Promise<number>((res, rej) => {
+    server.stderr?.on("data", (d: Buffer) => {
+      err += d.toString();
+      const m = /http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(err);
+      if (m) res(Number(m[1]));
+    });
+    server.once("exit", () => rej(new Error(`server exited: ${err}`)));
+  });
+  expect(err).not.toContain(base);
+});
+afterAll(() => {
+  server?.kill("SIGKILL");
+  rmSync(base, { recursive: true, force: true });
+});
+
+describe("mountbox mcp --http", () => {
+  it("serves the tools over Streamable HTTP, to several clients at once", async () => {
+    const clients = await Promise.all(Array.from({ length: 4 }, () => connectHttp()));
+    const { tools } = await clients[0]!.listTools();
+    expect(tools.map((t) => t.name)).toContain("read_text_file");
+    const reads = await Promise.all(
+      clients.map((c) => call(c, "read_text_file", { path: "/src/a.ts" })),
+    );
+    expect(reads.map((r) => r.text)).toEqual(Array(4).fill("export const a = 1;\n"));
+    await call(clients[1]!, "write_file", { path: "/src/b.ts", content: "b\n" });
+    expect(readFileSync(join(root, "src/b.ts"), "utf8")).toBe("b\n");
+    const out = await call(clients[2]!, "read_text_file", { path: "/../etc/passwd" });
+    expect(out.isError).toBe(true);
+    expect(out.text).not.toContain(base);
+    await Promise.all(clients.map((c) => c.close()));
+  });
+
+  it("refuses another Host or Origin (DNS rebinding), other paths, and requests without a session", async () => {
+    expect(await rawInitialize({})).toBe(200);
+    expect(await rawInitialize({ host: `evil.example:${port}` })).toBe(403);
+    expect(await rawInitialize({ host: `localhost:${port + 1}` })).toBe(403);
+    expect(await rawInitialize({ origin: "http://evil.example" })).toBe(403);
+    expect(await rawInitialize({ origin: `http://localhost:${port}` })).toBe(200);
+    expect(await rawInitialize({}, "/other")).toBe(404);
+    expect(await rawInitialize({ "mcp-session-id": "nope" })).toBe(404);
+  });
+
+  it("Ctrl-C ends it with 0", async () => {
+    const done = new Promise<number | null>((res) => server.once("exit", (c) => res(c)));
+    server.kill("SIGINT");
+    expect(await done).toBe(0);
+  });
+});
+
+describe("mountbox mcp <program-dir> --worker NAME", () => {
+  it("serves the sandbox that worker has at the top of the program", async () => {
+    const prog = join(base, "prog");
+    mkdirSync(join(prog, "src"), { recursive: true });
+    mkdirSync(join(prog, "reports"));
+    writeFileSync(join(prog, "src/x.ts"), "x\n");
+    writeFileSync(join(prog, "w.js"), "export default 1;\n");
+    writeFileSync(
+      join(prog, "program.yaml"),
+      [
+        'sandbox: { root: "." }',
+        "workers:",
+        "  main: { module: ./w.js }",
+        "  analyser: { module: ./w.js, sandbox: { restrict: /src, readonly: true } }",
+        "",
+      ].join("\n"),
+    );
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, "mcp", prog, "--worker", "analyser"],
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "t", version: "1" });
+    await client.connect(transport);
+    expect((await call(client, "read_text_file", { path: "/src/x.ts" })).text).toBe("x\n");
+    const w = await call(client, "write_file", { path: "/src/y.ts", content: "y" });
+    expect(w.isError).toBe(true);
+    const r = await call(client, "read_text_file", { path: "/program.yaml" });
+    expect(r.isError).toBe(true);
+    expect(r.text).toContain("/src");
+    await client.close();
+  });
+});
