@@ -128,6 +128,41 @@ describe("mountbox mcp --http", () => {
   });
 });
 
+describe("mountbox mcp --audit FILE", () => {
+  it("appends a JSON line per tool call: tool, virtual path, outcome, code", async () => {
+    const audit = join(base, "mcp-audit.jsonl");
+    const client = new Client({ name: "t", version: "1" });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, "mcp", "--root", root, "--readonly", "--audit", audit],
+        stderr: "pipe",
+      }),
+    );
+    await call(client, "read_text_file", { path: "/src/a.ts" });
+    await call(client, "write_file", { path: "/src/c.ts", content: "c" });
+    await client.close();
+    const lines = readFileSync(audit, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map(({ time, ...rest }) => [typeof time, rest])).toEqual([
+      ["string", { type: "tool_call", tool: "read_text_file", path: "/src/a.ts", outcome: "ok" }],
+      [
+        "string",
+        {
+          type: "tool_call",
+          tool: "write_file",
+          path: "/src/c.ts",
+          outcome: "error",
+          code: "path_not_writable",
+        },
+      ],
+    ]);
+    expect(readFileSync(audit, "utf8")).not.toContain(base);
+  });
+});
+
 describe("mountbox mcp <program-dir> --worker NAME", () => {
   it("serves the sandbox that worker has at the top of the program", async () => {
     const prog = join(base, "prog");

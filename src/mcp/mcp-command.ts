@@ -6,6 +6,8 @@
  * carries the protocol only; notes go to stderr, never a host path.
  */
 
+import { openSync, writeSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { type CliIo, UsageError } from "../cli/cli-io.js";
@@ -15,7 +17,7 @@ import { escapeControl, formatPathList } from "../errors/index.js";
 import { closeSharedPool } from "../pool/index.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import { serveMcpHttp } from "./mcp-http.js";
-import { createMcpServer } from "./mcp-server.js";
+import { createMcpServer, type McpCallRecord } from "./mcp-server.js";
 
 const MCP_HELP = `Usage: mountbox mcp --root DIR [--mount SRC:TARGET[:ro]]... [--readonly] [--http PORT]
        mountbox mcp <program-dir> [--worker NAME] [--http PORT]
@@ -33,6 +35,8 @@ worker) has when run at the top.
 Options:
 ${SANDBOX_HELP}
   --worker NAME                With <program-dir>: whose sandbox to serve
+  --audit FILE                 Append one JSON line per tool call to FILE (time,
+                               tool, virtual path, outcome, error code)
   --http PORT                  Serve Streamable HTTP at http://127.0.0.1:PORT/mcp
                                instead of stdio (0: any free port); requests
                                naming another host or origin are refused
@@ -58,13 +62,16 @@ export async function runMcp(argv: readonly string[], io: CliIo, version: string
     return 0;
   }
   const sandbox = await chooseSandbox(values, positionals);
+  const onCall = values.audit === undefined ? undefined : openAudit(values.audit);
+  const make = () =>
+    createMcpServer(sandbox, { version, ...(onCall === undefined ? {} : { onCall }) });
   const d = sandbox.describe();
   const served = `Readable: ${formatPathList(d.readable)}; writable: ${d.writable.length > 0 ? formatPathList(d.writable) : "nothing"}.`;
   if (values.http !== undefined) {
     const port = Number(values.http);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       throw new UsageError("--http takes a port number (0 to 65535)");
-    const http = await serveMcpHttp(() => createMcpServer(sandbox, { version }), port);
+    const http = await serveMcpHttp(make, port);
     io.stderr(`mountbox mcp: serving on http://127.0.0.1:${http.port}/mcp. ${served}\n`);
     await new Promise<void>((resolve) => {
       process.once("SIGINT", resolve);
@@ -74,7 +81,7 @@ export async function runMcp(argv: readonly string[], io: CliIo, version: string
     await closeSharedPool();
     return 0;
   }
-  const server = await createMcpServer(sandbox, { version });
+  const server = await make();
   const transport = new StdioServerTransport();
   transport.onerror = (err) => {
     // A malformed message: the SDK answers the client; say only what it was.
@@ -90,6 +97,27 @@ export async function runMcp(argv: readonly string[], io: CliIo, version: string
   await server.close();
   await closeSharedPool();
   return 0;
+}
+
+/**
+ * The `--audit` file, opened for appending now (a file it cannot open is a
+ * usage error before serving); each call is one JSON line, written at once.
+ */
+function openAudit(file: string): (call: McpCallRecord) => void {
+  let fd: number;
+  try {
+    fd = openSync(resolve(file), "a", 0o600);
+  } catch (err) {
+    throw new UsageError(
+      `--audit: cannot open '${escapeControl(file.slice(0, 200))}' (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+    );
+  }
+  return (call) => {
+    writeSync(
+      fd,
+      `${JSON.stringify({ time: new Date().toISOString(), type: "tool_call", ...call })}\n`,
+    );
+  };
 }
 
 /** The sandbox to serve: from the flags, or a program worker's. */
@@ -117,6 +145,7 @@ function parse(argv: readonly string[]) {
     options: {
       ...SANDBOX_OPTIONS,
       worker: { type: "string" },
+      audit: { type: "string" },
       http: { type: "string" },
       help: { type: "boolean", short: "h" },
     },

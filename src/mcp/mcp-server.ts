@@ -42,15 +42,57 @@ export const MCP_TOOL_NAMES = [
  */
 export async function createMcpServer(
   sandbox: Sandbox,
-  opts: { version: string },
+  opts: { version: string; onCall?: (call: McpCallRecord) => void },
 ): Promise<McpServer> {
   const server = new McpServer({ name: "mountbox", version: opts.version });
+  if (opts.onCall !== undefined) recordCalls(server, opts.onCall);
   registerReadTools(server, sandbox);
   registerWriteTools(server, sandbox);
   registerTreeTools(server, sandbox);
   const own = await createToolDefinitions(sandbox, { tools: ["grep", "list_allowed_paths"] });
   for (const tool of own) registerOwnTool(server, tool);
   return server;
+}
+
+/** One tool call, as `--audit` writes it: virtual paths only. */
+export interface McpCallRecord {
+  tool: string;
+  /** The path (or `source`) the call named, cut to 4096 characters. */
+  path?: string;
+  /** `destination` of a move. */
+  destination?: string;
+  outcome: "ok" | "error";
+  /** The error's code (`path_not_writable`, …) for a failed call. */
+  code?: string;
+}
+
+/** Wraps every tool registered on `server` so that each call is reported to `onCall`. */
+function recordCalls(server: McpServer, onCall: (call: McpCallRecord) => void): void {
+  const register = server.registerTool.bind(server) as (...a: unknown[]) => unknown;
+  const cut = (v: unknown) => (typeof v === "string" ? v.slice(0, 4096) : undefined);
+  (server as { registerTool: unknown }).registerTool = (
+    name: string,
+    config: unknown,
+    cb: (args: Record<string, unknown>, extra: unknown) => Promise<CallToolResult>,
+  ) =>
+    register(name, config, async (args: Record<string, unknown>, extra: unknown) => {
+      const result = await cb(args, extra);
+      const first = result.content[0];
+      const code =
+        result.isError === true && first?.type === "text"
+          ? /^Error \[([a-z_]+)\]/.exec(first.text)?.[1]
+          : undefined;
+      const path = cut(args?.path ?? args?.source);
+      const destination = cut(args?.destination);
+      onCall({
+        tool: name,
+        ...(path === undefined ? {} : { path }),
+        ...(destination === undefined ? {} : { destination }),
+        outcome: result.isError === true ? "error" : "ok",
+        ...(code === undefined ? {} : { code }),
+      });
+      return result;
+    });
 }
 
 /**
