@@ -5,7 +5,7 @@
  * --worker NAME` serving that worker's sandbox. Runs the built dist.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -125,6 +125,39 @@ describe("mountbox mcp --http", () => {
     const done = new Promise<number | null>((res) => server.once("exit", (c) => res(c)));
     server.kill("SIGINT");
     expect(await done).toBe(0);
+  });
+});
+
+describe("resources: mountbox:///…", () => {
+  it("lists readable files as mountbox:/// URIs and reads them; refusals name no host path", async () => {
+    writeFileSync(join(root, "src/na me.md"), "# spaced\n");
+    writeFileSync(join(base, "outside.txt"), "SECRET\n");
+    symlinkSync(join(base, "outside.txt"), join(root, "out-link.txt"));
+    const client = new Client({ name: "t", version: "1" });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, "mcp", "--root", root],
+        stderr: "pipe",
+      }),
+    );
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri)).toEqual(
+      expect.arrayContaining(["mountbox:///src/a.ts", "mountbox:///src/na%20me.md"]),
+    );
+    const read = await client.readResource({ uri: "mountbox:///src/na%20me.md" });
+    expect(read.contents[0]).toMatchObject({ text: "# spaced\n", mimeType: "text/markdown" });
+    for (const uri of [
+      "mountbox:///out-link.txt",
+      "mountbox:///../../outside.txt",
+      "mountbox:///%00",
+    ]) {
+      const err = await client.readResource({ uri }).catch((e: Error) => e);
+      expect(err, uri).toBeInstanceOf(Error);
+      expect(String((err as Error).message), uri).not.toContain(base);
+      expect(String((err as Error).message), uri).not.toContain("SECRET");
+    }
+    await client.close();
   });
 });
 

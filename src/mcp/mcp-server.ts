@@ -12,6 +12,7 @@ import type { Sandbox } from "../sandbox/sandbox.js";
 import { createToolDefinitions, type ToolDefinition } from "../tools/index.js";
 import { guarded } from "./mcp-format.js";
 import { registerReadTools } from "./mcp-read-tools.js";
+import { registerResources } from "./mcp-resources.js";
 import { registerTreeTools } from "./mcp-tree-tools.js";
 import { registerWriteTools } from "./mcp-write-tools.js";
 
@@ -49,6 +50,7 @@ export async function createMcpServer(
   registerReadTools(server, sandbox);
   registerWriteTools(server, sandbox);
   registerTreeTools(server, sandbox);
+  registerResources(server, sandbox);
   const own = await createToolDefinitions(sandbox, { tools: ["grep", "list_allowed_paths"] });
   for (const tool of own) registerOwnTool(server, tool);
   return server;
