@@ -9,10 +9,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const REPO = resolve(import.meta.dirname, "..");
@@ -125,6 +126,88 @@ describe("mountbox mcp --http", () => {
     const done = new Promise<number | null>((res) => server.once("exit", (c) => res(c)));
     server.kill("SIGINT");
     expect(await done).toBe(0);
+  });
+});
+
+describe("MCP roots: no --root, the client's folders", () => {
+  it("serves the client's roots (first as /, others by name), follows changes, narrows with --readonly", async () => {
+    const a = join(base, "root-a");
+    const b = join(base, "docs");
+    mkdirSync(a);
+    mkdirSync(b);
+    writeFileSync(join(a, "x.txt"), "in a\n");
+    writeFileSync(join(b, "y.md"), "in docs\n");
+    let roots = [pathToFileURL(a).href, pathToFileURL(b).href];
+    const client = new Client(
+      { name: "t", version: "1" },
+      { capabilities: { roots: { listChanged: true } } },
+    );
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({
+      roots: roots.map((uri) => ({ uri })),
+    }));
+    let err = "";
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, "mcp"],
+      stderr: "pipe",
+    });
+    transport.stderr?.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
+    await client.connect(transport);
+    for (let i = 0; i < 100 && !err.includes("roots taken"); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect((await call(client, "read_text_file", { path: "/x.txt" })).text).toBe("in a\n");
+    expect((await call(client, "read_text_file", { path: "/docs/y.md" })).text).toBe("in docs\n");
+    // (/docs lies under /: one readable area.)
+    expect((await call(client, "list_allowed_directories", {})).text).toBe(
+      "Allowed directories:\n/",
+    );
+    // The client narrows its roots: only docs, now as '/'.
+    roots = [pathToFileURL(b).href];
+    err = "";
+    await client.sendRootsListChanged();
+    for (let i = 0; i < 100 && !err.includes("roots taken"); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect((await call(client, "read_text_file", { path: "/y.md" })).text).toBe("in docs\n");
+    const gone = await call(client, "read_text_file", { path: "/x.txt" });
+    expect(gone.isError).toBe(true);
+    expect(gone.text).not.toContain(base);
+    expect(err).not.toContain(base);
+    await client.close();
+    // --readonly holds whatever the client offers.
+    const ro = new Client({ name: "t", version: "1" }, { capabilities: { roots: {} } });
+    ro.setRequestHandler(ListRootsRequestSchema, async () => ({
+      roots: [{ uri: pathToFileURL(a).href }],
+    }));
+    let roErr = "";
+    const roTransport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, "mcp", "--readonly"],
+      stderr: "pipe",
+    });
+    roTransport.stderr?.on("data", (d: Buffer) => {
+      roErr += d.toString();
+    });
+    await ro.connect(roTransport);
+    for (let i = 0; i < 100 && !roErr.includes("roots taken"); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    const w = await call(ro, "write_file", { path: "/new.txt", content: "n" });
+    expect([w.isError, w.text]).toEqual([true, expect.stringContaining("path_not_writable")]);
+    await ro.close();
+  });
+
+  it("without roots from the client, every call says how to serve a folder", async () => {
+    const client = new Client({ name: "t", version: "1" });
+    await client.connect(
+      new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp"], stderr: "pipe" }),
+    );
+    const r = await call(client, "list_directory", { path: "/" });
+    expect(r).toEqual({
+      isError: true,
+      text: "Error [invalid_config]: Invalid configuration:\n✖ No folder is served: the client does not offer roots; start mountbox mcp with --root DIR.",
+    });
+    await client.close();
   });
 });
 

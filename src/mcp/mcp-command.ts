@@ -15,12 +15,13 @@ import { loadWorkerSandbox } from "../cli/program-sandbox.js";
 import { SANDBOX_HELP, SANDBOX_OPTIONS, sandboxFromFlags } from "../cli/sandbox-flags.js";
 import { escapeControl, formatPathList } from "../errors/index.js";
 import { closeSharedPool } from "../pool/index.js";
-import type { Sandbox } from "../sandbox/sandbox.js";
+import { Sandbox } from "../sandbox/sandbox.js";
 import { serveMcpHttp } from "./mcp-http.js";
 import { createMcpServer, type McpCallRecord } from "./mcp-server.js";
 
 const MCP_HELP = `Usage: mountbox mcp --root DIR [--mount SRC:TARGET[:ro]]... [--readonly] [--http PORT]
        mountbox mcp <program-dir> [--worker NAME] [--http PORT]
+       mountbox mcp [--readonly] [--http PORT]    (the client's roots are the folders)
 
 Serves a sandbox's files to an MCP client (Claude Desktop, VS Code, …) over
 stdio, with the reference filesystem server's tools (read_text_file,
@@ -28,12 +29,14 @@ write_file, edit_file, list_directory, directory_tree, search_files, …) plus
 grep and list_allowed_paths. Paths are virtual: DIR is '/', a mount with
 target /cache is /cache. Traversal and links out of the sandbox are refused;
 writes to a read-only mount are refused with a message naming what is
-writable. The server runs until the client closes its stdin. With a program
+writable. The server runs until the client closes its stdin. Without --root
+or a program folder, the folders the client offers as MCP roots are served:
+the first as '/', each other at /<its name>, updated when they change. With a program
 folder, it serves the sandbox its worker NAME (default: 'main', or the only
 worker) has when run at the top.
 
 Options:
-${SANDBOX_HELP}
+${SANDBOX_HELP.replace("(required)", "(default: the client's roots)")}
   --worker NAME                With <program-dir>: whose sandbox to serve
   --audit FILE                 Append one JSON line per tool call to FILE (time,
                                tool, virtual path, outcome, error code)
@@ -63,10 +66,18 @@ export async function runMcp(argv: readonly string[], io: CliIo, version: string
   }
   const sandbox = await chooseSandbox(values, positionals);
   const onCall = values.audit === undefined ? undefined : openAudit(values.audit);
+  const onRoots = (sb: Sandbox | undefined) =>
+    io.stderr(
+      `mountbox mcp: roots ${sb === undefined ? "unusable: serving nothing" : `taken. ${describe(sb)}`}\n`,
+    );
   const make = () =>
-    createMcpServer(sandbox, { version, ...(onCall === undefined ? {} : { onCall }) });
-  const d = sandbox.describe();
-  const served = `Readable: ${formatPathList(d.readable)}; writable: ${d.writable.length > 0 ? formatPathList(d.writable) : "nothing"}.`;
+    createMcpServer(sandbox, { version, onRoots, ...(onCall === undefined ? {} : { onCall }) });
+  const describe = (sb: Sandbox) => {
+    const d = sb.describe();
+    return `Readable: ${formatPathList(d.readable)}; writable: ${d.writable.length > 0 ? formatPathList(d.writable) : "nothing"}.`;
+  };
+  const served =
+    sandbox instanceof Sandbox ? describe(sandbox) : "The folders are the client's roots.";
   if (values.http !== undefined) {
     const port = Number(values.http);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
@@ -124,12 +135,15 @@ function openAudit(file: string): (call: McpCallRecord) => void {
 async function chooseSandbox(
   values: ReturnType<typeof parse>["values"],
   positionals: string[],
-): Promise<Sandbox> {
+): Promise<Sandbox | { roots: { readonly: boolean } }> {
   const [dir, ...extra] = positionals;
   if (extra.length > 0)
     throw new UsageError(`unexpected argument '${escapeControl(extra[0]!.slice(0, 40))}'`);
   if (dir === undefined) {
     if (values.worker !== undefined) throw new UsageError("--worker needs a program folder");
+    // No folder given: the client's roots are the folders.
+    if (values.root === undefined && values.mount === undefined)
+      return { roots: { readonly: values.readonly ?? false } };
     return sandboxFromFlags(values);
   }
   if (values.root !== undefined || values.mount !== undefined || values.readonly !== undefined)

@@ -37,7 +37,7 @@ export function tailLines(text: string, n: number): string {
 }
 
 /** Registers the reading tools on `server`. */
-export function registerReadTools(server: McpServer, sandbox: Sandbox): void {
+export function registerReadTools(server: McpServer, current: () => Sandbox): void {
   const readTextFile = (args: {
     path: string;
     head?: number | undefined;
@@ -47,7 +47,7 @@ export function registerReadTools(server: McpServer, sandbox: Sandbox): void {
       if (args.head && args.tail) {
         return refusal("Cannot specify both head and tail parameters simultaneously");
       }
-      const text = await readText(sandbox, args.path);
+      const text = await readText(current(), args.path);
       if (args.tail) return textResult(tailLines(text, args.tail));
       if (args.head) return textResult(headLines(text, args.head));
       return textResult(text);
@@ -95,7 +95,7 @@ export function registerReadTools(server: McpServer, sandbox: Sandbox): void {
     },
     (args) =>
       guarded("read_media_file", args.path, async (): Promise<CallToolResult> => {
-        const bytes = await sandbox.readBytes(args.path, { defaultMaxBytes: MCP_READ_MAX_BYTES });
+        const bytes = await current().readBytes(args.path, { defaultMaxBytes: MCP_READ_MAX_BYTES });
         const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString(
           "base64",
         );
@@ -127,7 +127,7 @@ export function registerReadTools(server: McpServer, sandbox: Sandbox): void {
       guarded("read_multiple_files", undefined, async () => {
         const parts = await mapLimited(args.paths, 4, async (path, i) => {
           try {
-            return `${path}:\n${await readText(sandbox, path)}\n`;
+            return `${path}:\n${await readText(current(), path)}\n`;
           } catch (err) {
             return `${labelFor(path, i, err)}: Error - ${errorText("read_multiple_files", path, err)}`;
           }
@@ -148,7 +148,7 @@ export function registerReadTools(server: McpServer, sandbox: Sandbox): void {
     },
     (args) =>
       guarded("get_file_info", args.path, async () => {
-        const st = await sandbox.stat(args.path);
+        const st = await current().stat(args.path);
         const info = {
           size: st.size,
           modified: new Date(st.mtimeMs).toISOString(),
@@ -175,7 +175,7 @@ export function registerReadTools(server: McpServer, sandbox: Sandbox): void {
     },
     () =>
       guarded("list_allowed_directories", undefined, async () =>
-        textResult(`Allowed directories:\n${sandbox.describe().readable.join("\n")}`),
+        textResult(`Allowed directories:\n${current().describe().readable.join("\n")}`),
       ),
   );
 }

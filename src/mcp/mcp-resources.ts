@@ -46,10 +46,10 @@ function resourceMime(path: string): string {
 }
 
 /** Registers the `mountbox:///…` resources of `sandbox` on `server`. */
-export function registerResources(server: McpServer, sandbox: Sandbox): void {
+export function registerResources(server: McpServer, current: () => Sandbox): void {
   const template = new ResourceTemplate(`${RESOURCE_SCHEME}://{+path}`, {
     list: async () => {
-      const entries = await listEntries(policyOf(sandbox), "/", LIST_DEPTH).catch(() => []);
+      const entries = await listEntries(policyOf(current()), "/", LIST_DEPTH).catch(() => []);
       const files = entries.filter((e) => e.type === "file").slice(0, LIST_MAX);
       return {
         resources: files.map((f) => ({
@@ -69,7 +69,7 @@ export function registerResources(server: McpServer, sandbox: Sandbox): void {
     },
     async (uri) => {
       try {
-        return await readResource(sandbox, uri);
+        return await readResource(current(), uri);
       } catch (err) {
         // The sandbox's own message, never an fs error's (host paths).
         throw new Error(errorText("read", uri.pathname.slice(0, 4096), err));

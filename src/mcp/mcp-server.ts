@@ -8,11 +8,12 @@
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { Sandbox } from "../sandbox/sandbox.js";
+import { createSandbox, Sandbox } from "../sandbox/sandbox.js";
 import { createToolDefinitions, type ToolDefinition } from "../tools/index.js";
 import { guarded } from "./mcp-format.js";
 import { registerReadTools } from "./mcp-read-tools.js";
 import { registerResources } from "./mcp-resources.js";
+import { followRoots } from "./mcp-roots.js";
 import { registerTreeTools } from "./mcp-tree-tools.js";
 import { registerWriteTools } from "./mcp-write-tools.js";
 
@@ -42,19 +43,44 @@ export const MCP_TOOL_NAMES = [
  * sandbox each call is refused with a message naming what is writable.
  */
 export async function createMcpServer(
-  sandbox: Sandbox,
-  opts: { version: string; onCall?: (call: McpCallRecord) => void },
+  sandbox: Sandbox | { roots: { readonly: boolean } },
+  opts: {
+    version: string;
+    onCall?: (call: McpCallRecord) => void;
+    onRoots?: (sandbox: Sandbox | undefined) => void;
+  },
 ): Promise<McpServer> {
   const server = new McpServer({ name: "mountbox", version: opts.version });
   if (opts.onCall !== undefined) recordCalls(server, opts.onCall);
-  registerReadTools(server, sandbox);
-  registerWriteTools(server, sandbox);
-  registerTreeTools(server, sandbox);
-  registerResources(server, sandbox);
-  const own = await createToolDefinitions(sandbox, { tools: ["grep", "list_allowed_paths"] });
-  for (const tool of own) registerOwnTool(server, tool);
+  const current =
+    sandbox instanceof Sandbox
+      ? () => sandbox
+      : followRoots(server, sandbox.roots.readonly, opts.onRoots);
+  registerReadTools(server, current);
+  registerWriteTools(server, current);
+  registerTreeTools(server, current);
+  registerResources(server, current);
+  // mountbox's own tools, made once per sandbox (roots can change it).
+  const made = new WeakMap<Sandbox, Promise<ToolDefinition[]>>();
+  const ownOf = (sb: Sandbox) => {
+    let defs = made.get(sb);
+    if (defs === undefined) {
+      defs = createToolDefinitions(sb, { tools: [...OWN_TOOLS] });
+      made.set(sb, defs);
+    }
+    return defs;
+  };
+  const schemaSource = sandbox instanceof Sandbox ? sandbox : createSandbox({ paths: {} });
+  for (const tool of await ownOf(schemaSource))
+    registerOwnTool(server, tool, async () => {
+      const defs = await ownOf(current());
+      return defs.find((d) => d.name === tool.name) as ToolDefinition;
+    });
   return server;
 }
+
+/** mountbox's own tools, beside the reference server's. */
+const OWN_TOOLS = ["grep", "list_allowed_paths"] as const;
 
 /** One tool call, as `--audit` writes it: virtual paths only. */
 export interface McpCallRecord {
@@ -101,7 +127,11 @@ function recordCalls(server: McpServer, onCall: (call: McpCallRecord) => void): 
  * One of mountbox's own tools (tool layer) as an MCP tool: its schema and
  * text, with a result starting `Error` marked `isError`.
  */
-function registerOwnTool(server: McpServer, tool: ToolDefinition): void {
+function registerOwnTool(
+  server: McpServer,
+  tool: ToolDefinition,
+  resolve: () => Promise<ToolDefinition>,
+): void {
   server.registerTool(
     tool.name,
     {
@@ -112,7 +142,7 @@ function registerOwnTool(server: McpServer, tool: ToolDefinition): void {
     },
     ((args: Record<string, unknown>) =>
       guarded(tool.name, undefined, async (): Promise<CallToolResult> => {
-        const text = await tool.execute(args);
+        const text = await (await resolve()).execute(args);
         const failed = text.startsWith("Error");
         return failed
           ? { content: [{ type: "text", text }], isError: true }

@@ -72,7 +72,7 @@ interface TreeNode {
 }
 
 /** Registers the tree tools on `server`. */
-export function registerTreeTools(server: McpServer, sandbox: Sandbox): void {
+export function registerTreeTools(server: McpServer, current: () => Sandbox): void {
   server.registerTool(
     "list_directory",
     {
@@ -85,7 +85,7 @@ export function registerTreeTools(server: McpServer, sandbox: Sandbox): void {
     },
     (args) =>
       guarded("list_directory", args.path, async () => {
-        const entries = await entriesOf(sandbox, args.path, 1);
+        const entries = await entriesOf(current(), args.path, 1);
         return textResult(
           entries
             .map((e) => `${e.type === "directory" ? "[DIR]" : "[FILE]"} ${nameOf(e.path)}`)
@@ -113,14 +113,16 @@ export function registerTreeTools(server: McpServer, sandbox: Sandbox): void {
     },
     (args) =>
       guarded("list_directory_with_sizes", args.path, async () => {
-        const entries = await entriesOf(sandbox, args.path, 1);
+        const entries = await entriesOf(current(), args.path, 1);
         const sized = await mapLimited(entries, 8, async (e) => {
           const size =
             e.type === "file"
-              ? await sandbox.stat(e.path).then(
-                  (s) => s.size,
-                  () => 0,
-                )
+              ? await current()
+                  .stat(e.path)
+                  .then(
+                    (s) => s.size,
+                    () => 0,
+                  )
               : 0;
           return { name: nameOf(e.path), dir: e.type === "directory", size };
         });
@@ -157,8 +159,8 @@ export function registerTreeTools(server: McpServer, sandbox: Sandbox): void {
     },
     (args) =>
       guarded("directory_tree", args.path, async () => {
-        const entries = await entriesOf(sandbox, args.path);
-        const start = startOf(sandbox, args.path);
+        const entries = await entriesOf(current(), args.path);
+        const start = startOf(current(), args.path);
         const excluded = excluder(args.excludePatterns, true);
         const kept = entries.filter((e) => !excluded(relativeTo(start, e.path)));
         if (kept.length > MCP_MAX_ENTRIES) return tooMany(kept.length);
@@ -194,8 +196,8 @@ export function registerTreeTools(server: McpServer, sandbox: Sandbox): void {
       guarded("search_files", args.path, async () => {
         const matches = compileGlob(args.pattern);
         const excluded = excluder(args.excludePatterns, false);
-        const entries = await entriesOf(sandbox, args.path);
-        const start = startOf(sandbox, args.path);
+        const entries = await entriesOf(current(), args.path);
+        const start = startOf(current(), args.path);
         const found = entries
           .map((e) => e.path)
           .filter((v) => {

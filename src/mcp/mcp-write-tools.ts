@@ -27,7 +27,7 @@ export function referenceStyleDiff(diff: string, name: string): string {
 }
 
 /** Registers the writing tools on `server`. */
-export function registerWriteTools(server: McpServer, sandbox: Sandbox): void {
+export function registerWriteTools(server: McpServer, current: () => Sandbox): void {
   server.registerTool(
     "write_file",
     {
@@ -44,7 +44,7 @@ export function registerWriteTools(server: McpServer, sandbox: Sandbox): void {
     },
     (args) =>
       guarded("write_file", args.path, async () => {
-        await sandbox.writeFile(args.path, args.content);
+        await current().writeFile(args.path, args.content);
         return textResult(`Successfully wrote to ${args.path}`);
       }),
   );
@@ -74,9 +74,9 @@ export function registerWriteTools(server: McpServer, sandbox: Sandbox): void {
     },
     (args) =>
       guarded("edit_file", args.path, async () => {
-        const bytes = await sandbox.readBytes(args.path, { defaultMaxBytes: MCP_READ_MAX_BYTES });
+        const bytes = await current().readBytes(args.path, { defaultMaxBytes: MCP_READ_MAX_BYTES });
         const { edits } = resolveEdits(args.path, decoder.decode(bytes), args.edits);
-        const { diff } = await sandbox.editFile(args.path, edits, { dryRun: args.dryRun });
+        const { diff } = await current().editFile(args.path, edits, { dryRun: args.dryRun });
         return textResult(fenceDiff(referenceStyleDiff(diff, args.path)));
       }),
   );
@@ -97,7 +97,7 @@ export function registerWriteTools(server: McpServer, sandbox: Sandbox): void {
     },
     (args) =>
       guarded("create_directory", args.path, async () => {
-        await sandbox.mkdir(args.path);
+        await current().mkdir(args.path);
         return textResult(`Successfully created directory ${args.path}`);
       }),
   );
@@ -118,7 +118,7 @@ export function registerWriteTools(server: McpServer, sandbox: Sandbox): void {
     },
     (args) =>
       guarded("move_file", args.source, async () => {
-        await sandbox.move(args.source, args.destination);
+        await current().move(args.source, args.destination);
         return textResult(`Successfully moved ${args.source} to ${args.destination}`);
       }),
   );
