@@ -129,6 +129,68 @@ describe("mountbox mcp --http", () => {
   });
 });
 
+describe("bounds a review found: answers fit one message, patterns and paths are capped", () => {
+  it("cuts a big read with a note, refuses too many patterns, paths and big media; a huge request ends the server cleanly", async () => {
+    const big = join(base, "big");
+    mkdirSync(big);
+    writeFileSync(join(big, "six.txt"), "x".repeat(6 * 1024 * 1024));
+    writeFileSync(join(big, "four.png"), Buffer.alloc(4 * 1024 * 1024));
+    const client = new Client({ name: "t", version: "1" });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, "mcp", "--root", big],
+      stderr: "pipe",
+    });
+    await client.connect(transport);
+    const r = await call(client, "read_text_file", { path: "/six.txt" });
+    expect(r.isError).toBe(false);
+    expect(r.text.length).toBeLessThan(4.5 * 1024 * 1024);
+    expect(r.text).toMatch(
+      /\[cut: 6,291,456 characters are more than one answer holds; read a part/,
+    );
+    // Still connected.
+    expect((await call(client, "list_directory", { path: "/" })).text).toBe(
+      "[FILE] four.png\n[FILE] six.txt",
+    );
+    const media = await call(client, "read_media_file", { path: "/four.png" });
+    expect([media.isError, media.text]).toEqual([true, expect.stringContaining("file_too_large")]);
+    const many = await call(client, "search_files", {
+      path: "/",
+      pattern: "**",
+      excludePatterns: Array.from({ length: 65 }, (_, i) => `p${i}`),
+    });
+    expect(many).toEqual({
+      isError: true,
+      text: "Error [invalid_request]: excludePatterns has 65 patterns; give at most 64 (a folder's name leaves out everything below it)",
+    });
+    const paths = await call(client, "read_multiple_files", {
+      paths: Array.from({ length: 51 }, () => "/six.txt"),
+    });
+    expect(paths.text).toBe(
+      "Error [invalid_request]: 51 paths; read at most 50 at once (call again for the rest)",
+    );
+    // Over the SDK's 10 MiB message limit: the connection ends, the server exits 0.
+    const exited = new Promise<number | null>((res) => {
+      const pid = transport.pid;
+      const poll = setInterval(() => {
+        try {
+          process.kill(pid as number, 0);
+        } catch {
+          clearInterval(poll);
+          res(0);
+        }
+      }, 50);
+    });
+    await client
+      .callTool({
+        name: "write_file",
+        arguments: { path: "/w.txt", content: "y".repeat(11 * 1024 * 1024) },
+      })
+      .catch(() => undefined);
+    expect(await exited).toBe(0);
+  });
+});
+
 describe("MCP roots: no --root, the client's folders", () => {
   it("serves the client's roots (first as /, others by name), follows changes, narrows with --readonly", async () => {
     const a = join(base, "root-a");

@@ -99,9 +99,13 @@ export async function runMcp(argv: readonly string[], io: CliIo, version: string
     io.stderr(`mountbox mcp: ${err instanceof Error ? err.name : "error"} on the connection\n`);
   };
   io.stderr(`mountbox mcp: serving on stdio. ${served}\n`);
+  // Ends when the client closes stdin, or when the SDK closes the
+  // connection (a message over its 10 MiB limit does): either way, exit 0
+  // rather than leave the process waiting on a stdin that never ends.
   const closed = new Promise<void>((resolve) => {
     process.stdin.once("end", resolve);
     process.stdin.once("close", resolve);
+    transport.onclose = () => resolve();
   });
   await server.connect(transport);
   await closed;

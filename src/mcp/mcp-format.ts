@@ -8,9 +8,30 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { quotePath } from "../errors/index.js";
 import { isSandboxError } from "../tools/format.js";
 
+/**
+ * Most UTF-8 bytes of a result's text once JSON-encoded. The text goes
+ * twice (content and its structured copy) in one message, and the SDK's
+ * stdio client drops its connection over 10 MiB (a review's 6 MiB read did).
+ */
+const MAX_RESULT_JSON_BYTES = 4 * 1024 * 1024;
+/** Texts this short fit whatever they hold (6 JSON bytes per character at most). */
+const SURELY_FITS = 512 * 1024;
+
+/** `text`, cut with a note saying how to read the rest if it would not fit one message. */
+export function fitText(text: string): string {
+  if (text.length <= SURELY_FITS) return text;
+  const size = (t: string) => Buffer.byteLength(JSON.stringify(t));
+  if (size(text) <= MAX_RESULT_JSON_BYTES) return text;
+  let keep = Math.min(text.length, MAX_RESULT_JSON_BYTES);
+  while (keep > SURELY_FITS && size(text.slice(0, keep)) > MAX_RESULT_JSON_BYTES)
+    keep = Math.floor(keep * 0.8);
+  return `${text.slice(0, keep)}\n… [cut: ${text.length.toLocaleString("en-US")} characters are more than one answer holds; read a part (head or tail), a narrower path, or use grep]`;
+}
+
 /** A successful text result, with the reference server's structured copy. */
 export function textResult(text: string): CallToolResult {
-  return { content: [{ type: "text", text }], structuredContent: { content: text } };
+  const fitted = fitText(text);
+  return { content: [{ type: "text", text: fitted }], structuredContent: { content: fitted } };
 }
 
 /**
@@ -47,6 +68,9 @@ export function refusal(text: string): CallToolResult {
   return { content: [{ type: "text", text: `Error [invalid_request]: ${text}` }], isError: true };
 }
 
+/** Thrown inside a tool's body for a request it refuses: {@link guarded} answers it as {@link refusal}. */
+export class McpRefusal extends Error {}
+
 /**
  * Runs a tool's body: whatever it throws becomes an `isError` result, so a
  * call never reaches the SDK's own error text (which would echo the raw
@@ -60,6 +84,7 @@ export async function guarded(
   try {
     return await run();
   } catch (err) {
+    if (err instanceof McpRefusal) return refusal(err.message);
     return errorResult(tool, path, err);
   }
 }

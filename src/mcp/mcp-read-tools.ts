@@ -20,8 +20,22 @@ const decoder = new TextDecoder("utf-8");
 const READ = { readOnlyHint: true, openWorldHint: false } as const;
 const TEXT_OUTPUT = { content: z.string() };
 
-async function readText(sandbox: Sandbox, path: string): Promise<string> {
-  return decoder.decode(await sandbox.readBytes(path, { defaultMaxBytes: MCP_READ_MAX_BYTES }));
+/**
+ * Largest file `read_media_file` sends, and each file of
+ * `read_multiple_files`: a result travels as one message, and the SDK's
+ * stdio client drops its connection over a 10 MiB message (base64 is 4/3
+ * of the bytes; found by a review).
+ */
+export const MCP_PART_MAX_BYTES = 3 * 1024 * 1024;
+/** Most paths of one `read_multiple_files` call. */
+const MAX_PATHS = 50;
+
+async function readText(
+  sandbox: Sandbox,
+  path: string,
+  maxBytes = MCP_READ_MAX_BYTES,
+): Promise<string> {
+  return decoder.decode(await sandbox.readBytes(path, { defaultMaxBytes: maxBytes }));
 }
 
 /** The first `n` lines, as the reference's `headFile` returns them (no final newline). */
@@ -95,7 +109,7 @@ export function registerReadTools(server: McpServer, current: () => Sandbox): vo
     },
     (args) =>
       guarded("read_media_file", args.path, async (): Promise<CallToolResult> => {
-        const bytes = await current().readBytes(args.path, { defaultMaxBytes: MCP_READ_MAX_BYTES });
+        const bytes = await current().readBytes(args.path, { defaultMaxBytes: MCP_PART_MAX_BYTES });
         const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString(
           "base64",
         );
@@ -125,9 +139,13 @@ export function registerReadTools(server: McpServer, current: () => Sandbox): vo
     },
     (args) =>
       guarded("read_multiple_files", undefined, async () => {
+        if (args.paths.length > MAX_PATHS)
+          return refusal(
+            `${args.paths.length} paths; read at most ${MAX_PATHS} at once (call again for the rest)`,
+          );
         const parts = await mapLimited(args.paths, 4, async (path, i) => {
           try {
-            return `${path}:\n${await readText(current(), path)}\n`;
+            return `${path}:\n${await readText(current(), path, MCP_PART_MAX_BYTES)}\n`;
           } catch (err) {
             return `${labelFor(path, i, err)}: Error - ${errorText("read_multiple_files", path, err)}`;
           }

@@ -2,7 +2,7 @@
  * The tree tools of `mountbox mcp`, named and shaped as the reference
  * filesystem server's: `list_directory`, `list_directory_with_sizes`,
  * `directory_tree`, `search_files`. Listings come from the sandbox's own
- * walk (never through a directory link, secrets and temp files left out,
+ * walk (never through a directory link, temp files left out,
  * mounts shown under their targets), sorted by name.
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -12,7 +12,7 @@ import { compileGlob } from "../sandbox/glob.js";
 import { type DirEntry, listEntries } from "../sandbox/io-list.js";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
 import { mapLimited } from "../tools/format.js";
-import { formatSize, guarded, refusal, textResult } from "./mcp-format.js";
+import { formatSize, guarded, McpRefusal, refusal, textResult } from "./mcp-format.js";
 
 const READ = { readOnlyHint: true, openWorldHint: false } as const;
 const TEXT_OUTPUT = { content: z.string() };
@@ -45,6 +45,10 @@ function startOf(sandbox: Sandbox, path: string): string {
  * at any depth, and everything below (the reference's `directory_tree`).
  */
 function excluder(patterns: readonly string[], bare: boolean): (rel: string) => boolean {
+  if (patterns.length > MAX_EXCLUDES)
+    throw new McpRefusal(
+      `excludePatterns has ${patterns.length} patterns; give at most ${MAX_EXCLUDES} (a folder's name leaves out everything below it)`,
+    );
   const tests = patterns.flatMap((p) =>
     bare && !p.includes("*") ? [compileGlob(p), compileGlob(`**/${p}`)] : [compileGlob(p)],
   );
@@ -57,6 +61,24 @@ function excluder(patterns: readonly string[], bare: boolean): (rel: string) => 
     }
     return false;
   };
+}
+
+/** Most `excludePatterns` of a call: each is tried on every entry and folder above it. */
+const MAX_EXCLUDES = 64;
+
+/**
+ * `entries` without the excluded ones, yielding to the event loop as it
+ * goes: patterns × entries is work other calls must not wait behind (a
+ * review froze the server for minutes with one call).
+ */
+async function keepIncluded<T>(entries: T[], keep: (entry: T) => boolean): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    if (i % 500 === 499) await new Promise((r) => setImmediate(r));
+    const e = entries[i] as T;
+    if (keep(e)) out.push(e);
+  }
+  return out;
 }
 
 function tooMany(n: number): ReturnType<typeof refusal> {
@@ -162,7 +184,7 @@ export function registerTreeTools(server: McpServer, current: () => Sandbox): vo
         const entries = await entriesOf(current(), args.path);
         const start = startOf(current(), args.path);
         const excluded = excluder(args.excludePatterns, true);
-        const kept = entries.filter((e) => !excluded(relativeTo(start, e.path)));
+        const kept = await keepIncluded(entries, (e) => !excluded(relativeTo(start, e.path)));
         if (kept.length > MCP_MAX_ENTRIES) return tooMany(kept.length);
         const root: TreeNode[] = [];
         const byPath = new Map<string, TreeNode[]>([[start, root]]);
@@ -198,12 +220,13 @@ export function registerTreeTools(server: McpServer, current: () => Sandbox): vo
         const excluded = excluder(args.excludePatterns, false);
         const entries = await entriesOf(current(), args.path);
         const start = startOf(current(), args.path);
-        const found = entries
-          .map((e) => e.path)
-          .filter((v) => {
+        const found = await keepIncluded(
+          entries.map((e) => e.path),
+          (v) => {
             const rel = relativeTo(start, v);
             return !excluded(rel) && matches(rel);
-          });
+          },
+        );
         if (found.length > MCP_MAX_ENTRIES) return tooMany(found.length);
         return textResult(found.length > 0 ? found.join("\n") : "No matches found");
       }),
