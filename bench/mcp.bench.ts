@@ -8,12 +8,14 @@
  * round of each is kept (a busy moment of the machine slows one round, not
  * the ratio). One call in flight at a time: what an agent does.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { type BenchRow, CI_MODE } from "./lib.js";
 
@@ -102,6 +104,7 @@ export default async function benchMcp(): Promise<BenchRow[]> {
       baselineHz = Math.max(baselineHz, await rate(reference, ms));
     }
     return [
+      await benchHttp(root, size, ms),
       {
         name: "`mountbox mcp`: read_text_file 1 KiB over stdio, sequential (SDK Client)",
         baseline: "the reference filesystem server, same client, same file",
@@ -117,5 +120,58 @@ export default async function benchMcp(): Promise<BenchRow[]> {
   } finally {
     for (const s of servers) await s.client.close().catch(() => {});
     rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** Clients at once over Streamable HTTP (issue 23). */
+const HTTP_CLIENTS = 16;
+
+/**
+ * `mountbox mcp --http`: the calls per second of 16 clients at once (each
+ * one call in flight, its own session), beside one client alone on the same
+ * server — how the server shares itself out; no goal.
+ */
+async function benchHttp(root: string, size: number, ms: number): Promise<BenchRow> {
+  const server = spawn(process.execPath, [CLI, "mcp", "--root", root, "--http", "0"], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const clients: Client[] = [];
+  try {
+    let err = "";
+    const port = await new Promise<number>((res, rej) => {
+      server.stderr?.on("data", (d: Buffer) => {
+        err += d.toString();
+        const m = /127\.0\.0\.1:(\d+)\/mcp/.exec(err);
+        if (m) res(Number(m[1]));
+      });
+      server.once("exit", () => rej(new Error(`mcp --http exited: ${err.slice(-500)}`)));
+    });
+    for (let i = 0; i < HTTP_CLIENTS; i++) {
+      const c = new Client({ name: `bench-${i}`, version: "1.0.0" });
+      await c.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+      clients.push(c);
+    }
+    const read = (c: Client) => () => readOnce(c, "/small.txt", size);
+    await Promise.all(clients.map((c) => calls(read(c), 200, 1)));
+    let one = 0;
+    let all = 0;
+    for (let i = 0; i < (CI_MODE ? 1 : 3); i++) {
+      one = Math.max(one, await rate(read(clients[0] as Client), ms));
+      const rates = await Promise.all(clients.map((c) => rate(read(c), ms)));
+      all = Math.max(
+        all,
+        rates.reduce((a, b) => a + b, 0),
+      );
+    }
+    return {
+      name: `\`mountbox mcp --http\`: read_text_file 1 KiB, ${HTTP_CLIENTS} clients at once (calls/s, all)`,
+      baseline: "one client alone, same server",
+      hz: all,
+      baselineHz: one,
+      ratio: one > 0 ? all / one : 0,
+    };
+  } finally {
+    for (const c of clients) await c.close().catch(() => {});
+    server.kill("SIGTERM");
   }
 }

@@ -100,6 +100,8 @@ export async function serveMcpHttp(
       }
       const created = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        // One JSON answer per request, no event stream to open and close.
+        enableJsonResponse: true,
         onsessioninitialized: (sid) => {
           sessions.set(sid, created);
         },
