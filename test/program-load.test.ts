@@ -288,7 +288,7 @@ colour: blue
     ).toMatchInlineSnapshot(`
       "Invalid configuration in program.yaml:
       ✖ unknown key 'maxDepth' (did you mean 'max_depth'?) → at maxDepth
-      ✖ unknown key 'colour' (allowed: name, model, sandbox, max_depth, max_agents, audit_log, warm_threads, warm_processes, isolation, workers) → at colour
+      ✖ unknown key 'colour' (allowed: name, model, sandbox, max_depth, max_agents, audit_log, warm_threads, warm_processes, isolation, mcp_servers, workers) → at colour
       ✖ unknown key 'timeoutMs' (did you mean 'timeout_ms'?) → at workers.main.timeoutMs
       ✖ unknown key 'read_only' (did you mean 'readonly'?) → at workers.main.sandbox.read_only
       ✖ unknown key 'allowRead' (did you mean 'allow_read'?) → at workers.main.sandbox.allowRead"

@@ -9,12 +9,18 @@
  * are the tool layer's over `ctx.sandbox`, `call_worker` bound to
  * `ctx.delegate` and `shell` to `ctx.runCommand`.
  */
-import { generateText, stepCountIs, streamText } from "ai";
+import { generateText, jsonSchema, stepCountIs, streamText, type Tool, tool } from "ai";
 import { createSandboxTools } from "../src/ai-sdk/index.js";
 import type { LlmWorkerInput } from "../src/port/protocol.js";
 import type { ToolName, ToolOptions } from "../src/tools/index.js";
 import { defineWorker, type WorkerContext } from "./index.js";
-import { createProxyModel, MODEL_CALL, type ModelCallFunction } from "./model-client.js";
+import {
+  createProxyModel,
+  MCP_CALL,
+  type McpCallFunction,
+  MODEL_CALL,
+  type ModelCallFunction,
+} from "./model-client.js";
 
 /** Model steps of one run when the worker sets no `max_steps`. */
 const DEFAULT_MAX_STEPS = 20;
@@ -31,7 +37,19 @@ export default defineWorker(async (raw: unknown, ctx: WorkerContext) => {
   if (cfg.shell)
     opts.runCommand = (command, o) =>
       ctx.runCommand(command, o.timeoutMs === undefined ? undefined : { timeoutMs: o.timeoutMs });
-  const tools = await createSandboxTools(ctx.sandbox, opts);
+  const tools: Record<string, Tool> = { ...(await createSandboxTools(ctx.sandbox, opts)) };
+  // MCP tools of the servers this agent may use (the host chose them): each
+  // call crosses the port; the host holds the connection.
+  const callMcp = (ctx as unknown as Record<symbol, McpCallFunction | undefined>)[MCP_CALL];
+  for (const t of cfg.mcpTools ?? []) {
+    if (typeof callMcp !== "function" || Object.hasOwn(tools, t.name)) continue;
+    tools[t.name] = tool({
+      ...(t.description !== undefined ? { description: t.description } : {}),
+      inputSchema: jsonSchema(t.inputSchema as Parameters<typeof jsonSchema>[0]),
+      execute: (args: unknown) =>
+        callMcp(t.server, t.tool, (args ?? {}) as Record<string, unknown>),
+    });
+  }
   const settings = {
     model: createProxyModel(call),
     system: cfg.instructions,

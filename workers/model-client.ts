@@ -23,6 +23,16 @@ export type ModelCallFunction = (op: string, options: Record<string, unknown>) =
  */
 export const MODEL_CALL: unique symbol = Symbol.for("mountbox.modelCall") as never;
 
+/** Sends one MCP tool call on the agent's port; resolves with the tool's content as text. */
+export type McpCallFunction = (
+  server: string,
+  tool: string,
+  args: Record<string, unknown>,
+) => Promise<string>;
+
+/** Where the thread entry puts the MCP call function on `ctx` (served for LLM workers only). */
+export const MCP_CALL: unique symbol = Symbol.for("mountbox.mcpCall") as never;
+
 /** Creates the proxy model that sends its calls through `call`. */
 export function createProxyModel(call: ModelCallFunction): LanguageModelV3 {
   /** The tools the host holds from an earlier call (as JSON), sent once per change. */

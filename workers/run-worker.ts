@@ -10,6 +10,7 @@ import type { PortLike } from "../src/port/frames.js";
 import {
   DELEGATE_OP,
   type LogLevel,
+  MCP_CALL_OP,
   RUN_COMMAND_OP,
   type RunCommandReply,
   type ThreadBootData,
@@ -22,7 +23,12 @@ import {
   type WorkerFunction,
 } from "./index.js";
 import { createLogBudget } from "./log-budget.js";
-import { MODEL_CALL, type ModelCallFunction } from "./model-client.js";
+import {
+  MCP_CALL,
+  type McpCallFunction,
+  MODEL_CALL,
+  type ModelCallFunction,
+} from "./model-client.js";
 import { describeModuleLoadedAsCommonJs, findModuleLoadedAsCommonJs } from "./module-format.js";
 import { createSandboxClient } from "./sandbox-client.js";
 
@@ -61,9 +67,12 @@ export async function runWorker(host: WorkerHost, boot: ThreadBootData): Promise
   // The built-in LLM worker reaches its (host-held) model through this; for
   // any other worker the host refuses model operations.
   const callModel: ModelCallFunction = (op, options) => client.call(op, [options]);
+  const callMcp: McpCallFunction = (server, tool, args) =>
+    client.call(MCP_CALL_OP, [server, tool, args]) as Promise<string>;
 
   const ctx: WorkerContext = Object.freeze({
     [MODEL_CALL]: callModel,
+    [MCP_CALL]: callMcp,
     sandbox: client.sandbox,
     signal: host.signal,
     attachments: Object.freeze([...(boot.attachments ?? [])]),

@@ -13,6 +13,8 @@ import { AgentThreadError } from "../errors/index.js";
 import type { AuditLog } from "../host/audit-log.js";
 import type { EventHub } from "../host/event-hub.js";
 import type { WorkerSpec } from "../host/host-types.js";
+import { effectiveMcpServers, mcpToolsFor, serveAgentMcpCall } from "../mcp-client/mcp-calls.js";
+import type { McpConnections } from "../mcp-client/mcp-servers.js";
 import { ToolCallTracker } from "../models/tool-call-tracker.js";
 import { isLlmWorker, type WorkerModel } from "../models/worker-models.js";
 import { createFairScheduler, type FairScheduler } from "../port/fair-scheduler.js";
@@ -56,6 +58,8 @@ export interface AgentRunnerOptions {
   models?: Map<string, WorkerModel>;
   /** Approvals, expansion and audit; absent → no approver, no expansion, no log. */
   approvals?: RunnerApprovals;
+  /** The MCP servers the host connected (those some worker names). */
+  mcp?: McpConnections | undefined;
 }
 
 /** Runs the agents of one host. */
@@ -66,6 +70,7 @@ export class AgentRunner {
   readonly #processes: ProcessSetup | undefined;
   readonly #models: Map<string, WorkerModel>;
   readonly #approvals: RunnerApprovals | undefined;
+  readonly #mcp: McpConnections | undefined;
   readonly #admission: Admission;
   readonly #delegation: DelegationContext;
   /** Shares the host's event loop fairly among this host's agents. */
@@ -79,6 +84,7 @@ export class AgentRunner {
     this.#processes = opts.processes;
     this.#models = opts.models ?? new Map();
     this.#approvals = opts.approvals;
+    this.#mcp = opts.mcp;
     this.#admission = new Admission(opts);
     this.#delegation = {
       workers: opts.workers,
@@ -103,7 +109,9 @@ export class AgentRunner {
     const flagged = policyOf(agent.sandbox).table.mounts.some(
       (m) => m.readApproval || m.writeApproval,
     );
-    if (!ceiling && !flagged && !a?.audit) return undefined;
+    // A server whose calls ask approval needs the agent's approver.
+    const mcpAsks = (agent.mcpServers ?? []).some((s) => this.#mcp?.get(s)?.approval === "always");
+    if (!ceiling && !flagged && !a?.audit && !mcpAsks) return undefined;
     const callerBound = parent?.gate?.effective ?? parent?.sandbox;
     return new AgentGate({
       agentId: agent.id,
@@ -162,6 +170,8 @@ export class AgentRunner {
     const started = Date.now();
     const timer = startDeadlineTimer(agent, parent);
     reportStarted(this.#hub, agent, parent, started);
+    // A callee may use only the MCP servers its caller may use too.
+    agent.mcpServers = effectiveMcpServers(agent.spec, parent);
     const gate = this.#gateFor(agent, parent);
     if (gate) agent.gate = gate;
     const model = isLlmWorker(agent.spec) ? this.#models.get(agent.worker) : undefined;
@@ -227,7 +237,9 @@ export class AgentRunner {
       : { module: agent.spec.module!, dependencies: agent.spec.dependencies ?? [] };
     const opts: AgentThreadOptions = {
       module: code.module,
-      input: model ? buildLlmInput(agent, this.#workers, input) : input,
+      input: model
+        ? buildLlmInput(agent, this.#workers, input, mcpToolsFor(this.#mcp, agent.mcpServers ?? []))
+        : input,
       sandbox: agent.sandbox,
       signal: agent.controller.signal,
       dependencies: [...(code.dependencies ?? [])],
@@ -270,6 +282,15 @@ export class AgentRunner {
     if (model && tracker)
       opts.onModel = (kind, options) =>
         serveAgentModelCall(this.#hub, agent, model, tracker, kind, options);
+    if (model && this.#mcp)
+      opts.onMcpCall = (server, tool, args) =>
+        auditWhenSettled(
+          agent,
+          "mcp.call",
+          serveAgentMcpCall(this.#hub, this.#mcp, agent, server, tool, args),
+          // Named in the audit line like a callee: `server__tool` (the thread's text, cut).
+          `${server}__${tool}`,
+        );
     return opts;
   }
 }

@@ -11,7 +11,12 @@ import { type ModelCallInfo, serveModelCall } from "../models/model-calls.js";
 import type { ToolCallTracker } from "../models/tool-call-tracker.js";
 import type { WorkerModel } from "../models/worker-models.js";
 import { runCommand } from "../os/run-command.js";
-import type { LlmWorkerInput, RunCommandReply, RunCommandRequest } from "../port/protocol.js";
+import type {
+  LlmMcpTool,
+  LlmWorkerInput,
+  RunCommandReply,
+  RunCommandRequest,
+} from "../port/protocol.js";
 import type { Agent } from "./agent.js";
 
 /** Default time limit of `ctx.runCommand`. */
@@ -22,6 +27,7 @@ export function buildLlmInput(
   agent: Agent,
   workers: Map<string, WorkerSpec>,
   input: unknown,
+  mcpTools: LlmMcpTool[] = [],
 ): LlmWorkerInput {
   const spec = agent.spec;
   const out: LlmWorkerInput = {
@@ -36,6 +42,7 @@ export function buildLlmInput(
   if (spec.maxSteps !== undefined) out.maxSteps = spec.maxSteps;
   if (spec.stream === true) out.stream = true;
   if (spec.tools !== undefined) out.toolNames = [...spec.tools];
+  if (mcpTools.length > 0) out.mcpTools = mcpTools;
   return out;
 }
 

@@ -26,6 +26,8 @@ export interface Agent {
   waiting: number;
   /** Attachment bytes it has handed to callees still running. */
   attachedBytes: number;
+  /** MCP servers it may use: its worker's `mcp`, narrowed by its caller's (set when it runs). */
+  mcpServers?: readonly string[];
   /** Its approvals and grants, once it runs (issue 13). */
   gate?: AgentGate;
 }

@@ -283,6 +283,19 @@ export class AgentGate {
     return sb;
   }
 
+  /**
+   * Approval for a call of an MCP tool whose server asks it (`approval:
+   * always`): asked unless a `session` answer covers this server's tool.
+   * @throws ApprovalDeniedError
+   */
+  async checkMcp(server: string, tool: string): Promise<void> {
+    const path = `mcp:${server}/${tool}`;
+    if (this.#session.some((s) => s.operation === "mcp" && s.dir === path)) return;
+    const decision = await this.#approver.ask({ operation: "mcp", path, mcp: { server, tool } });
+    if (decision === "deny") throw this.#denied("mcp", "write", path);
+    if (decision === "session") this.#session.push({ operation: "mcp", dir: path });
+  }
+
   #denied(
     operation: ApprovalOperation,
     access: GrantAccess,
@@ -296,13 +309,15 @@ export class AgentGate {
         ? `${access} access to '${p}' is outside this agent's sandbox, and widening it`
         : operation === "shell"
           ? "running a shell command here"
-          : `${operation === "read" ? "reading" : operation === "write" ? "writing" : operation === "delete" ? "deleting" : "moving"} '${p}'`;
+          : operation === "mcp"
+            ? `calling the MCP tool '${p}'`
+            : `${operation === "read" ? "reading" : operation === "write" ? "writing" : operation === "delete" ? "deleting" : "moving"} '${p}'`;
     const message = this.#approver.noApprover
       ? `Access denied: ${what} needs approval, and no approver is configured to give it. Choose a path that needs no approval, or report that you could not do this.`
       : `Access denied: ${what} was not approved. Do not retry the same request; choose another path or report that you could not do this.`;
     const err = new ApprovalDeniedError(
       message,
-      operation === "shell" ? undefined : escapeControl(errorPath),
+      operation === "shell" || operation === "mcp" ? undefined : escapeControl(errorPath),
     );
     this.#denials.add(err);
     this.#audit({

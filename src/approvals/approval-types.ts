@@ -7,7 +7,7 @@
 import type { GrantAccess } from "./expansion.js";
 
 /** What an approval is asked for. */
-export type ApprovalOperation = "read" | "write" | "delete" | "move" | "shell" | "expand";
+export type ApprovalOperation = "read" | "write" | "delete" | "move" | "shell" | "expand" | "mcp";
 
 /** An approver's answer: this operation, the rest of this agent's run, or no. */
 export type ApprovalDecision = "once" | "session" | "deny";
@@ -42,6 +42,11 @@ export interface ApprovalRequest {
   via?: "list" | "search";
   /** For `expand`: the access asked for. */
   access?: GrantAccess;
+  /**
+   * For `mcp`: the server (its name in `mcpServers`) and the tool, as the
+   * server listed it (`path` is then `mcp:SERVER/TOOL`).
+   */
+  mcp?: { server: string; tool: string };
   /** The tool, when the call came through the in-process tool layer. */
   tool?: string;
 }

@@ -23,6 +23,8 @@ export interface ApprovalQuestion {
   access?: GrantAccess;
   /** The read is a listing or a search of the folder `path`. */
   via?: "list" | "search";
+  /** For `mcp`: the server and tool. */
+  mcp?: { server: string; tool: string };
 }
 
 /** `path (→ real)`, each part passed through `f`. */
@@ -155,6 +157,9 @@ export class ApproverQueue {
       ...(long ? { displayPath: showPath(what, (p) => escapeControl(shortenMiddle(p))) } : {}),
       ...(what.access ? { access: what.access } : {}),
       ...(what.via ? { via: what.via } : {}),
+      ...(what.mcp
+        ? { mcp: { server: escapeControl(what.mcp.server), tool: escapeControl(what.mcp.tool) } }
+        : {}),
       ...(tool ? { tool } : {}),
     };
     // The audit log escapes the path itself.
@@ -192,7 +197,7 @@ export class ApproverQueue {
 function stopped(what: ApprovalQuestion) {
   return ioError(
     "approval",
-    what.operation === "shell" ? undefined : what.path,
+    what.operation === "shell" || what.operation === "mcp" ? undefined : what.path,
     "the agent stopped while its approval was pending; nothing was done",
   );
 }

@@ -43,6 +43,12 @@ export interface ProgramFileConfig {
   warmProcesses?: number;
   /** `isolation`: where workers run unless they say otherwise. */
   isolation?: Isolation;
+  /**
+   * `mcp_servers`: MCP servers by name, as `createHost({ mcpServers })`
+   * takes them (checked there: `command`, `args`, `env`, `cwd` or `url`,
+   * `headers`, and `approval`).
+   */
+  mcpServers?: Record<string, unknown>;
   /** Raw worker entries by name (validated one by one with `parseWorkerEntry`). */
   workers: Record<string, unknown>;
 }
@@ -67,6 +73,10 @@ const programFileSchema = z.strictObject({
     .nonnegative("expected a non-negative integer (processes)")
     .optional(),
   isolation: isolationSchema.optional(),
+  // Checked by createHost (checkMcpServers), which names each key.
+  mcp_servers: z
+    .record(z.string(), z.unknown(), { error: "expected a map of MCP server names to servers" })
+    .optional(),
   // Checked entry by entry, so every entry's issues are reported with its name.
   workers: z.unknown().optional(),
 });
@@ -99,6 +109,7 @@ export function parseProgramFile(raw: unknown, issues: ConfigIssue[]): ProgramFi
     if (data.warm_threads !== undefined) out.warmThreads = data.warm_threads;
     if (data.warm_processes !== undefined) out.warmProcesses = data.warm_processes;
     if (data.isolation !== undefined) out.isolation = data.isolation;
+    if (data.mcp_servers !== undefined) out.mcpServers = data.mcp_servers;
   } else {
     issues.push(...convertZodIssues(result.error, [], () => PROGRAM_KEYS));
   }

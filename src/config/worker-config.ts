@@ -57,6 +57,8 @@ const workerFileSchema = z.strictObject({
   model: z.string().min(1, "a model cannot be empty").optional(),
   tools: z.array(z.string(), { error: "expected a list of tool names" }).optional(),
   max_steps: positiveInt("model steps").optional(),
+  // MCP servers (program.yaml `mcp_servers`) whose tools it is offered.
+  mcp: z.array(z.string(), { error: "expected a list of MCP server names" }).optional(),
   stream: z.boolean({ error: "expected true or false" }).optional(),
   // Seed 002 put instructions in the frontmatter; the body is the usual place.
   instructions: z.string().optional(),
@@ -165,6 +167,7 @@ export function parseWorkerEntry(
   if (data.shell !== undefined) spec.shell = data.shell;
   if (data.max_steps !== undefined) spec.maxSteps = data.max_steps;
   if (data.stream !== undefined) spec.stream = data.stream;
+  if (data.mcp !== undefined) spec.mcp = data.mcp;
   // The host uses `model` and `tools` for LLM workers only; a code worker's
   // stay in its definition.
   const llm = spec.module === undefined;

@@ -45,6 +45,12 @@ export interface WorkerSpec {
    * arrives as `model_text` events while each step runs. Default false.
    */
   stream?: boolean;
+  /**
+   * LLM worker: the MCP servers (names in `createHost({ mcpServers })`)
+   * whose tools it is offered, as `SERVER__TOOL`. A callee may use only
+   * those its caller may use too.
+   */
+  mcp?: string[];
   /** Let the agent run shell commands (`ctx.runCommand`, the `shell` tool) under OS enforcement. Default false. */
   shell?: boolean;
   /** One line for humans and models. */

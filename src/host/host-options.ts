@@ -3,6 +3,7 @@ import type { Writable } from "node:stream";
 import type { OnApproval } from "../approvals/approval-types.js";
 import type { Isolation, WorkerSpec } from "../config/worker-spec.js";
 import { type ConfigIssue, configError } from "../errors/index.js";
+import { checkMcpServers, type McpServerConfig } from "../mcp-client/mcp-servers.js";
 import { DEFAULT_MODEL_RETRIES } from "../models/model-retries.js";
 import { isLlmWorker, resolveWorkerModels, type WorkerModel } from "../models/worker-models.js";
 import { Sandbox } from "../sandbox/sandbox.js";
@@ -28,6 +29,7 @@ const HOST_KEYS = [
   "onApproval",
   "auditLog",
   "dynamic",
+  "mcpServers",
 ];
 
 /** DESIGN's options that this release does not have yet: refused, never ignored. */
@@ -49,6 +51,7 @@ const SPEC_KEYS = [
   "stream",
   "shell",
   "isolation",
+  "mcp",
 ];
 
 /** Host options after validation. */
@@ -66,6 +69,8 @@ export interface CheckedHostOptions {
   onApproval: OnApproval | undefined;
   auditLog: string | Writable | undefined;
   dynamic: DynamicOption | undefined;
+  /** `mcpServers`, checked (each worker's `mcp` names known servers). */
+  mcpServers: Map<string, McpServerConfig>;
 }
 
 /**
@@ -103,6 +108,7 @@ export function checkHostOptions(options: HostOptions): CheckedHostOptions {
     onApproval: undefined,
     auditLog: undefined,
     dynamic: undefined,
+    mcpServers: new Map(),
   };
   const modelRetries = checkCount(
     options.modelRetries,
@@ -113,6 +119,7 @@ export function checkHostOptions(options: HostOptions): CheckedHostOptions {
   );
   out.models = resolveWorkerModels(options.models, out.workers, issues, modelRetries);
   checkApprovalOptions(options, out, issues);
+  out.mcpServers = checkMcpServers(options.mcpServers, out.workers, issues);
   if ([...out.workers.values()].some(isLlmWorker)) {
     try {
       llmWorkerCode();

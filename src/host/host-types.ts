@@ -7,6 +7,7 @@ import type { Writable } from "node:stream";
 import type { OnApproval } from "../approvals/approval-types.js";
 import type { SandboxConfig } from "../config/sandbox-config.js";
 import type { Isolation, WorkerSpec } from "../config/worker-spec.js";
+import type { McpServerConfig } from "../mcp-client/mcp-servers.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 
 export type {
@@ -16,6 +17,12 @@ export type {
   OnApproval,
 } from "../approvals/approval-types.js";
 export type { Isolation, WorkerSandboxSpec, WorkerSpec } from "../config/worker-spec.js";
+export type {
+  McpApproval,
+  McpHttpServerConfig,
+  McpServerConfig,
+  McpStdioServerConfig,
+} from "../mcp-client/mcp-servers.js";
 
 /** Options of `createHost`. */
 export interface HostOptions {
@@ -84,6 +91,14 @@ export interface HostOptions {
   auditLog?: string | Writable;
   /** Dynamic expansion (off by default); overrides the sandbox config's `dynamic`. */
   dynamic?: DynamicOption;
+  /**
+   * MCP servers the host holds, by name (DESIGN §10): `{ command, args?,
+   * env?, cwd? }` (stdio, started by the host) or `{ url, headers? }`
+   * (Streamable HTTP), each with `approval?: "always" | "never"`. Those some
+   * worker names in `mcp` are connected at `createHost`; an LLM worker is
+   * offered the tools of the servers it names as `SERVER__TOOL`.
+   */
+  mcpServers?: Record<string, McpServerConfig>;
 }
 
 /**
@@ -221,6 +236,20 @@ export type HostEvent =
       /** The virtual path it names, if any (control characters escaped). */
       path?: string;
       outcome: "ok" | "error" | "denied" | "unknown";
+      time: number;
+    }
+  | {
+      /** One MCP tool call of an LLM agent, made by the host with its own connection. */
+      type: "mcp_call";
+      agentId: string;
+      worker: string;
+      /** The server's name in `mcpServers`. */
+      server: string;
+      /** The tool, as the server listed it. */
+      tool: string;
+      /** `denied` when its approval was refused. */
+      outcome: "ok" | "error" | "denied";
+      durationMs: number;
       time: number;
     }
   | {

@@ -29,6 +29,7 @@ import {
   escapeControl,
   ioError,
 } from "../errors/index.js";
+import { connectMcpServers, type McpConnections } from "../mcp-client/mcp-servers.js";
 import { isLlmWorker } from "../models/worker-models.js";
 import { setUpProcesses } from "../processes/process-setup.js";
 import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
@@ -163,6 +164,19 @@ export async function createHost<Workers extends object = UntypedWorkers>(
   // Process workers: kernel confinement must work here (else a ConfigError),
   // and their spares start now.
   const processes = await setUpProcesses(workers, root, checked.warmProcesses, codeOf);
+  // MCP servers some worker names: connected once, shared (a failure is a ConfigError).
+  const mcpNames = new Set([...workers.values()].flatMap((w) => w.mcp ?? []));
+  let mcp: McpConnections | undefined;
+  try {
+    mcp =
+      mcpNames.size > 0
+        ? await connectMcpServers(checked.mcpServers, mcpNames, basePath)
+        : undefined;
+  } catch (err) {
+    await pool?.close();
+    await processes?.spares?.close();
+    throw err;
+  }
   const hub = new EventHub(options.onEvent);
   const grants = new GrantBook(workers);
   // A log that cannot be written stops everything: nothing runs unaudited.
@@ -187,6 +201,7 @@ export async function createHost<Workers extends object = UntypedWorkers>(
     pool,
     processes,
     models,
+    mcp,
     approvals: {
       onApproval: checked.onApproval,
       audit,
@@ -227,6 +242,7 @@ export async function createHost<Workers extends object = UntypedWorkers>(
       await Promise.allSettled([...running]);
       await pool?.close();
       await processes?.spares?.close();
+      await mcp?.close();
       audit?.close();
       hub.end();
     },

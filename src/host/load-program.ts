@@ -152,6 +152,8 @@ export async function loadProgramDefinition(dir: string): Promise<ProgramDefinit
   if (program.warmThreads !== undefined) options.warmThreads = program.warmThreads;
   if (program.warmProcesses !== undefined) options.warmProcesses = program.warmProcesses;
   if (program.isolation !== undefined) options.isolation = program.isolation;
+  if (program.mcpServers !== undefined)
+    options.mcpServers = program.mcpServers as NonNullable<HostOptions["mcpServers"]>;
   const out: ProgramDefinition = { options, workers: sources };
   if (program.model !== undefined) out.model = program.model;
   return out;

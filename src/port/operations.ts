@@ -9,9 +9,16 @@ import { commandHandler } from "./command-op.js";
 import { delegateHandler } from "./delegate-op.js";
 import { FILE_OPS } from "./file-ops.js";
 import { GREP_OP } from "./grep-op.js";
+import { mcpHandler } from "./mcp-op.js";
 import { modelHandler } from "./model-op.js";
 import type { PortServerOptions } from "./port-options.js";
-import { DELEGATE_OP, MODEL_GENERATE_OP, MODEL_STREAM_OP, RUN_COMMAND_OP } from "./protocol.js";
+import {
+  DELEGATE_OP,
+  MCP_CALL_OP,
+  MODEL_GENERATE_OP,
+  MODEL_STREAM_OP,
+  RUN_COMMAND_OP,
+} from "./protocol.js";
 
 /** The allowlist. A null prototype: no inherited key can ever name a handler. */
 export const HANDLERS: Record<string, Handler | undefined> = Object.assign(Object.create(null), {
@@ -25,6 +32,7 @@ export const AWAITING_OPS = new Set([
   MODEL_GENERATE_OP,
   MODEL_STREAM_OP,
   RUN_COMMAND_OP,
+  MCP_CALL_OP,
 ]);
 
 /** The handler of a hook operation whose hook the owner gave, else undefined. */
@@ -37,5 +45,6 @@ export function findHookHandler(
   if ((op === MODEL_GENERATE_OP || op === MODEL_STREAM_OP) && opts.onModel && checkModel)
     return modelHandler(op === MODEL_GENERATE_OP ? "generate" : "stream", opts.onModel, checkModel);
   if (op === RUN_COMMAND_OP && opts.onRunCommand) return commandHandler(opts.onRunCommand);
+  if (op === MCP_CALL_OP && opts.onMcpCall) return mcpHandler(opts.onMcpCall);
   return undefined;
 }

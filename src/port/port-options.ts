@@ -68,6 +68,11 @@ export interface PortServerOptions {
    */
   onModel?: (kind: "generate" | "stream", options: Record<string, unknown>) => Promise<unknown>;
   /**
+   * Serves an LLM agent's MCP tool calls (`mcp.call`) with checked
+   * arguments. Without it `mcp.call` is refused like any unknown operation.
+   */
+  onMcpCall?: (server: string, tool: string, args: Record<string, unknown>) => Promise<string>;
+  /**
    * Serves `ctx.runCommand(command, opts)`. Without it `runCommand` is
    * refused like any unknown operation.
    */

@@ -97,6 +97,25 @@ export const MODEL_STREAM_OP = "model.stream";
  */
 export const RUN_COMMAND_OP = "runCommand";
 
+/**
+ * An MCP tool call of an LLM agent: `[server, tool, arguments]` (strings and
+ * a plain object). Served only for LLM workers; the host checks that the
+ * agent may use the server (DESIGN §10) and calls it with its own connection.
+ * The reply is the tool's content as text.
+ */
+export const MCP_CALL_OP = "mcp.call";
+
+/** One MCP tool an LLM agent is offered: `SERVER__TOOL`, with the server's description and schema. */
+export interface LlmMcpTool {
+  /** The name the model sees: `SERVER__TOOL`. */
+  name: string;
+  server: string;
+  /** The server's own name of the tool. */
+  tool: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+}
+
 /** Options of `ctx.runCommand` as they cross the port. */
 export interface RunCommandRequest {
   /** Wall-clock limit in ms (never beyond the agent's deadline). */
@@ -131,6 +150,8 @@ export interface LlmWorkerInput {
   workers: { name: string; description?: string }[];
   /** True when the `shell` tool is to be offered (`shell: true`). */
   shell: boolean;
+  /** MCP tools it may call (those of the servers it may use), absent when none. */
+  mcpTools?: LlmMcpTool[];
   /** The agent's own input (the prompt). */
   input: unknown;
 }

@@ -30,6 +30,7 @@ export interface AgentThreadOptions
     | "onDelegate"
     | "onModel"
     | "onRunCommand"
+    | "onMcpCall"
     | "onInternalError"
     | "onOperation"
     | "beforeOperation"
@@ -113,6 +114,7 @@ export function pickPortServerOptions(opts: AgentThreadOptions): PortServerOptio
   if (opts.onDelegate) o.onDelegate = opts.onDelegate;
   if (opts.onModel) o.onModel = opts.onModel;
   if (opts.onRunCommand) o.onRunCommand = opts.onRunCommand;
+  if (opts.onMcpCall) o.onMcpCall = opts.onMcpCall;
   if (opts.onInternalError) o.onInternalError = opts.onInternalError;
   if (opts.onOperation) o.onOperation = opts.onOperation;
   if (opts.beforeOperation) o.beforeOperation = opts.beforeOperation;
