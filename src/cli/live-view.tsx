@@ -25,7 +25,8 @@ const CHOICES: { key: string; decision: ApprovalDecision; label: string }[] = [
  */
 function sessionScope(r: PendingApproval["request"]): string {
   const path = r.path.replace(/ \(\u2192 .*\)$/, "");
-  if (r.operation === "expand" || r.via !== undefined) return path;
+  // A listing, a search, an expansion, an MCP tool: the thing itself.
+  if (r.operation === "expand" || r.operation === "mcp" || r.via !== undefined) return path;
   const cut = path.lastIndexOf("/");
   return cut <= 0 ? "/" : path.slice(0, cut);
 }
