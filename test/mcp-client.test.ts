@@ -119,6 +119,19 @@ function scripted(): MockLanguageModelV3 {
           return callTool("b1", "call_worker", { worker: "adder", input: "go" });
         return answer(`boss got: ${seen.join(" | ")}`);
       }
+      if (sys.includes("You add thrice.")) {
+        if (seen.length === 0)
+          return {
+            ...callTool("x1", "demo__add", { a: 1, b: 1 }),
+            content: [1, 2, 3].map((i) => ({
+              type: "tool-call" as const,
+              toolCallId: `x${i}`,
+              toolName: "demo__add",
+              input: JSON.stringify({ a: i, b: 100 }),
+            })),
+          };
+        return answer(`thrice: ${seen.join(" | ")}`);
+      }
       if (sys.includes("You try anyway.")) {
         if (seen.length === 0) return callTool("t1", "demo__add", { a: 1, b: 1 });
         return answer(`tried: ${seen.join(" | ")}`);
@@ -264,11 +277,34 @@ describe("MCP servers held by the host", () => {
       operation: "mcp",
       worker: "adder",
       path: "mcp:demo/add",
-      mcp: { server: "demo", tool: "add" },
+      mcp: { server: "demo", tool: "add", arguments: '{"a":2,"b":40}' },
     });
     expect(
       events.filter((e) => e.type === "mcp_call").map((e) => e.type === "mcp_call" && e.outcome),
     ).toEqual(["denied", "denied"]);
+  });
+
+  it("a 'once' answers one call: three calls at once are asked one by one, each with its arguments (review)", async () => {
+    const asked: string[] = [];
+    const host = await createHost({
+      workers: { adder: { instructions: "You add thrice.", model: "m", mcp: ["demo"] } },
+      models: { m: scripted() },
+      mcpServers: { demo: { ...demo(), approval: "always" } },
+      onApproval: async (r) => {
+        asked.push(r.mcp?.arguments ?? "");
+        await new Promise((res) => setTimeout(res, 50));
+        return asked.length === 1 ? "once" : "deny";
+      },
+    });
+    try {
+      const out = (await host.run("adder", "go")) as string;
+      // One ran (the approved one); two were refused.
+      expect(out.match(/\b10[1-3]\b/g)?.length).toBe(1);
+      expect(out.match(/not approved/g)?.length).toBe(2);
+    } finally {
+      await host.close();
+    }
+    expect(asked.sort()).toEqual(['{"a":1,"b":100}', '{"a":2,"b":100}', '{"a":3,"b":100}']);
   });
 
   it("a server that fails to start is a ConfigError at createHost naming it, without its env", async () => {

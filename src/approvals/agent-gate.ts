@@ -288,10 +288,17 @@ export class AgentGate {
    * always`): asked unless a `session` answer covers this server's tool.
    * @throws ApprovalDeniedError
    */
-  async checkMcp(server: string, tool: string): Promise<void> {
+  async checkMcp(server: string, tool: string, args: unknown): Promise<void> {
     const path = `mcp:${server}/${tool}`;
-    if (this.#session.some((s) => s.operation === "mcp" && s.dir === path)) return;
-    const decision = await this.#approver.ask({ operation: "mcp", path, mcp: { server, tool } });
+    const covered = () => this.#session.some((s) => s.operation === "mcp" && s.dir === path);
+    if (covered()) return;
+    // Each call asked on its own (a `once` answers one call, with its
+    // arguments shown), unless a session answer covers it by its turn.
+    const decision = await this.#approver.ask(
+      { operation: "mcp", path, mcp: { server, tool, arguments: previewArguments(args) } },
+      undefined,
+      covered,
+    );
     if (decision === "deny") throw this.#denied("mcp", "write", path);
     if (decision === "session") this.#session.push({ operation: "mcp", dir: path });
   }
@@ -339,4 +346,20 @@ export class AgentGate {
       ...(tool ? { tool } : {}),
     });
   }
+}
+
+/** Longest preview of an MCP call's arguments an approver is shown. */
+const MAX_ARGUMENTS_PREVIEW = 500;
+
+/** An MCP call's arguments as compact JSON, cut, every control character escaped. */
+function previewArguments(args: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(args) ?? "null";
+  } catch {
+    text = "(not JSON)";
+  }
+  return escapeControl(
+    text.length > MAX_ARGUMENTS_PREVIEW ? `${text.slice(0, MAX_ARGUMENTS_PREVIEW)}…` : text,
+  );
 }

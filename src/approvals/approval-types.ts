@@ -43,10 +43,12 @@ export interface ApprovalRequest {
   /** For `expand`: the access asked for. */
   access?: GrantAccess;
   /**
-   * For `mcp`: the server (its name in `mcpServers`) and the tool, as the
-   * server listed it (`path` is then `mcp:SERVER/TOOL`).
+   * For `mcp`: the server (its name in `mcpServers`), the tool, as the
+   * server listed it (`path` is then `mcp:SERVER/TOOL`), and the call's
+   * arguments as compact JSON, cut to 500 characters, control characters
+   * escaped. A `session` answer covers the tool with any arguments.
    */
-  mcp?: { server: string; tool: string };
+  mcp?: { server: string; tool: string; arguments: string };
   /** The tool, when the call came through the in-process tool layer. */
   tool?: string;
 }

@@ -23,8 +23,8 @@ export interface ApprovalQuestion {
   access?: GrantAccess;
   /** The read is a listing or a search of the folder `path`. */
   via?: "list" | "search";
-  /** For `mcp`: the server and tool. */
-  mcp?: { server: string; tool: string };
+  /** For `mcp`: the server, the tool and (escaped, cut) the call's arguments. */
+  mcp?: { server: string; tool: string; arguments: string };
 }
 
 /** `path (→ real)`, each part passed through `f`. */
@@ -109,6 +109,8 @@ export class ApproverQueue {
   #queue: Promise<unknown> = Promise.resolve();
   /** Set by the last denial: nobody could be asked. */
   #noApprover = false;
+  /** Questions asked so far (an MCP call's own key). */
+  #asked = 0;
 
   constructor(opts: ApproverQueueOptions, audit: (e: GateAuditLine, tool?: string) => void) {
     this.#o = opts;
@@ -127,7 +129,13 @@ export class ApproverQueue {
    * session decision given meanwhile covers it.
    */
   ask(what: ApprovalQuestion, tool?: string, covered?: () => boolean): Promise<ApprovalDecision> {
-    const key = `${what.operation}\0${what.access ?? ""}\0${what.via ?? ""}\0${showPath(what, (p) => p)}`;
+    // An MCP call is asked on its own: its arguments differ, and a `once`
+    // answer shared by calls waiting for the same tool let one answer run
+    // them all (found by a review).
+    const key =
+      what.operation === "mcp"
+        ? `mcp\0${++this.#asked}`
+        : `${what.operation}\0${what.access ?? ""}\0${what.via ?? ""}\0${showPath(what, (p) => p)}`;
     const shared = this.#pending.get(key);
     if (shared) return shared;
     const turn = this.#queue.then(() =>
@@ -158,7 +166,13 @@ export class ApproverQueue {
       ...(what.access ? { access: what.access } : {}),
       ...(what.via ? { via: what.via } : {}),
       ...(what.mcp
-        ? { mcp: { server: escapeControl(what.mcp.server), tool: escapeControl(what.mcp.tool) } }
+        ? {
+            mcp: {
+              server: escapeControl(what.mcp.server),
+              tool: escapeControl(what.mcp.tool),
+              arguments: what.mcp.arguments,
+            },
+          }
         : {}),
       ...(tool ? { tool } : {}),
     };

@@ -127,6 +127,11 @@ function ApprovalPrompt({ p, selected }: { p: PendingApproval; selected: number 
         <Text bold>{r.chain.join(" → ")}</Text> asks to <Text bold>{r.operation}</Text>
         {access} <Text color="yellow">{r.displayPath ?? r.path}</Text>
       </Text>
+      {r.mcp !== undefined && (
+        <Text dimColor wrap="truncate-end">
+          arguments: {r.mcp.arguments}
+        </Text>
+      )}
       <Box>
         {CHOICES.map((c, i) => (
           <Box key={c.key} marginRight={2}>

@@ -80,7 +80,9 @@ export async function serveAgentMcpCall(
     throw new DelegationRefusedError(
       `Worker '${agent.worker}' may not use the MCP server '${escapeControl(server.slice(0, 100))}'. It may use: ${allowed.length ? allowed.join(", ") : "no MCP servers"}.`,
     );
-  if (!conn.tools.some((t) => t.name === tool))
+  // Only what the model was offered: a name providers refuse is not offered,
+  // so not callable either (a thread could send it straight over the port).
+  if (!conn.tools.some((t) => t.name === tool) || !TOOL_NAME.test(`${server}__${tool}`))
     throw new DelegationRefusedError(
       `The MCP server '${server}' has no tool '${escapeControl(tool.slice(0, 100))}'.`,
     );
@@ -99,7 +101,7 @@ export async function serveAgentMcpCall(
   if (conn.approval === "always") {
     if (!agent.gate) throw new Error("internal: an MCP server asking approval needs a gate");
     try {
-      await agent.gate.checkMcp(server, tool);
+      await agent.gate.checkMcp(server, tool, args);
     } catch (err) {
       emit("denied");
       throw err;
