@@ -7,8 +7,9 @@
 import { listWorkerReaches } from "../agents/worker-sandbox-check.js";
 import { escapeControl } from "../errors/index.js";
 import type { ProgramDefinition } from "../host/load-program.js";
-import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
+import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
 import { isWithin } from "../sandbox/virtual-path.js";
+import { makeRootSandbox } from "./program-sandbox.js";
 
 /** One top-level area of the program's sandbox. */
 export interface MatrixArea {
@@ -48,11 +49,7 @@ export interface PermissionMatrix {
 /** Computes the matrix of a loaded (and so validated) program. */
 export function buildPermissionMatrix(def: ProgramDefinition): PermissionMatrix {
   const { options } = def;
-  // As createHost makes it (no sandbox: no file access).
-  const root =
-    options.sandbox instanceof Sandbox
-      ? options.sandbox
-      : createSandbox(options.sandbox ?? { paths: {} }, { basePath: options.basePath });
+  const root = makeRootSandbox(options);
   const areas: MatrixArea[] = policyOf(root)
     .table.mounts.map((m) => ({
       path: m.target,

@@ -4,6 +4,7 @@
  */
 import { resolve } from "node:path";
 import { listWorkerReaches } from "../agents/worker-sandbox-check.js";
+import type { SandboxConfig } from "../config/sandbox-config.js";
 import { escapeControl } from "../errors/index.js";
 import { loadProgramDefinition } from "../host/load-program.js";
 import { createSandbox, Sandbox } from "../sandbox/sandbox.js";
@@ -23,14 +24,21 @@ export async function loadWorkerSandbox(dir: string, worker?: string): Promise<S
     throw new UsageError(
       `${worker === undefined ? "name the worker whose sandbox to serve (--worker)" : `no worker named '${escapeControl(worker.slice(0, 60))}'`}; workers: ${escapeControl(names.join(", ")) || "none"}`,
     );
-  const root =
-    options.sandbox instanceof Sandbox
-      ? options.sandbox
-      : createSandbox(options.sandbox ?? { paths: {} }, { basePath: options.basePath });
+  const root = makeRootSandbox(options);
   const reach = listWorkerReaches(root, new Map(Object.entries(options.workers)), 1).find(
     (r) => r.chain.length === 1 && r.chain[0] === name,
   );
   if (reach === undefined)
     throw new UsageError(`worker '${escapeControl(name)}' cannot run at the top of this program`);
   return reach.sandbox;
+}
+
+/** A program's root sandbox as `createHost` makes it (no sandbox: no file access). */
+export function makeRootSandbox(options: {
+  sandbox?: SandboxConfig | Sandbox | undefined;
+  basePath?: string | undefined;
+}): Sandbox {
+  return options.sandbox instanceof Sandbox
+    ? options.sandbox
+    : createSandbox(options.sandbox ?? { paths: {} }, { basePath: options.basePath });
 }

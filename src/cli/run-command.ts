@@ -21,10 +21,11 @@ import { createHost } from "../host/host.js";
 import type { HostEvent } from "../host/host-types.js";
 import { loadProgramDefinition, type ProgramDefinition } from "../host/load-program.js";
 import { isLlmWorker } from "../models/worker-models.js";
-import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
+import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
 import { isWithin } from "../sandbox/virtual-path.js";
 import { type CliIo, UsageError } from "./cli-io.js";
 import { KNOWN_PROVIDERS, loadModelFlags } from "./model-flags.js";
+import { makeRootSandbox } from "./program-sandbox.js";
 import {
   count,
   describeEvent,
@@ -132,7 +133,7 @@ export async function runRun(argv: readonly string[], io: CliIo): Promise<number
       isLlmWorker(s) && s.model !== undefined ? [s.model] : [],
     ),
   );
-  const root = makeRootSandbox(def);
+  const root = makeRootSandbox(def.options);
   const table = policyOf(root).table;
   const isAgentWritable = (host: string) => {
     const v = table.mapBack(host);
@@ -278,14 +279,6 @@ function describeAccess(def: ProgramDefinition, root: Sandbox): (chain: string[]
     const parts = [...readOnly.map((p) => `${p} r`), ...writable.map((p) => `${p} rw`)];
     return parts.length === 0 ? "no files" : escapeControl(parts.join(" "));
   };
-}
-
-/** The program's root sandbox, as createHost makes it (no sandbox: no file access). */
-function makeRootSandbox(def: ProgramDefinition): Sandbox {
-  const { options } = def;
-  return options.sandbox instanceof Sandbox
-    ? options.sandbox
-    : createSandbox(options.sandbox ?? { paths: {} }, { basePath: options.basePath });
 }
 
 /**

@@ -135,16 +135,15 @@ export function registerTreeTools(server: McpServer, current: () => Sandbox): vo
     },
     (args) =>
       guarded("list_directory_with_sizes", args.path, async () => {
-        const entries = await entriesOf(current(), args.path, 1);
+        const sb = current(); // one sandbox for the whole call
+        const entries = await entriesOf(sb, args.path, 1);
         const sized = await mapLimited(entries, 8, async (e) => {
           const size =
             e.type === "file"
-              ? await current()
-                  .stat(e.path)
-                  .then(
-                    (s) => s.size,
-                    () => 0,
-                  )
+              ? await sb.stat(e.path).then(
+                  (s) => s.size,
+                  () => 0,
+                )
               : 0;
           return { name: nameOf(e.path), dir: e.type === "directory", size };
         });
@@ -181,8 +180,9 @@ export function registerTreeTools(server: McpServer, current: () => Sandbox): vo
     },
     (args) =>
       guarded("directory_tree", args.path, async () => {
-        const entries = await entriesOf(current(), args.path);
-        const start = startOf(current(), args.path);
+        const sb = current(); // one sandbox for the whole call
+        const entries = await entriesOf(sb, args.path);
+        const start = startOf(sb, args.path);
         const excluded = excluder(args.excludePatterns, true);
         const kept = await keepIncluded(entries, (e) => !excluded(relativeTo(start, e.path)));
         if (kept.length > MCP_MAX_ENTRIES) return tooMany(kept.length);
@@ -218,8 +218,9 @@ export function registerTreeTools(server: McpServer, current: () => Sandbox): vo
       guarded("search_files", args.path, async () => {
         const matches = compileGlob(args.pattern);
         const excluded = excluder(args.excludePatterns, false);
-        const entries = await entriesOf(current(), args.path);
-        const start = startOf(current(), args.path);
+        const sb = current(); // one sandbox for the whole call
+        const entries = await entriesOf(sb, args.path);
+        const start = startOf(sb, args.path);
         const found = await keepIncluded(
           entries.map((e) => e.path),
           (v) => {

@@ -74,9 +74,11 @@ export function registerWriteTools(server: McpServer, current: () => Sandbox): v
     },
     (args) =>
       guarded("edit_file", args.path, async () => {
-        const bytes = await current().readBytes(args.path, { defaultMaxBytes: MCP_READ_MAX_BYTES });
+        // One sandbox for the whole call (the client's roots may change meanwhile).
+        const sb = current();
+        const bytes = await sb.readBytes(args.path, { defaultMaxBytes: MCP_READ_MAX_BYTES });
         const { edits } = resolveEdits(args.path, decoder.decode(bytes), args.edits);
-        const { diff } = await current().editFile(args.path, edits, { dryRun: args.dryRun });
+        const { diff } = await sb.editFile(args.path, edits, { dryRun: args.dryRun });
         return textResult(fenceDiff(referenceStyleDiff(diff, args.path)));
       }),
   );
