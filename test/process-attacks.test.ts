@@ -608,14 +608,16 @@ describeWithBwrap("agent processes under attack (no lockdown: the kernel is the 
     // most seen. Its processes come and go, so only the bound is checked here.
     let fromHost = 0;
     for (let i = 0; i < 8; i++) {
-      fromHost = Math.max(fromHost, listDescendants().length);
+      // Two walks back to back, the smaller (see the agent's count).
+      fromHost = Math.max(fromHost, Math.min(listDescendants().length, listDescendants().length));
       await new Promise((r) => setTimeout(r, 250));
     }
     const { most } = (await bomb) as { most: number };
     // The pids cgroup (256 processes and threads) bounds it; Node's threads
     // count too. A listing of /proc is not atomic while the bomb's processes
     // die and are replaced (one listed, gone, another listed), so a count
-    // can pass the bound by a few: what matters is that it stays near it.
+    // can pass the bound (each count is the smaller of two listings back to
+    // back): what matters is that it stays near it.
     expect(most).toBeGreaterThan(100);
     expect(most).toBeLessThanOrEqual(256 + 32);
     expect(fromHost).toBeLessThanOrEqual(256 + 32);
