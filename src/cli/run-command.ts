@@ -17,7 +17,7 @@ import { parseArgs } from "node:util";
 import { listWorkerReaches } from "../agents/worker-sandbox-check.js";
 import type { ApprovalDecision, ApprovalRequest } from "../approvals/approval-types.js";
 import { configError, escapeControl, SandboxError } from "../errors/index.js";
-import { createHost } from "../host/host.js";
+import { createHost, type Host } from "../host/host.js";
 import type { HostEvent } from "../host/host-types.js";
 import { loadProgramDefinition, type ProgramDefinition } from "../host/load-program.js";
 import { isLlmWorker } from "../models/worker-models.js";
@@ -177,14 +177,25 @@ export async function runRun(argv: readonly string[], io: CliIo): Promise<number
     process.removeAllListeners("warning");
     process.on("warning", onWarning);
   }
-  const host = await createHost({
-    ...def.options,
-    workers: workerSpecs,
-    ...(Object.keys(models).length > 0 ? { models } : {}),
-    onEvent,
-    onApproval,
-    ...(auditLog === undefined ? {} : { auditLog }),
-  });
+  const restoreWarnings = () => {
+    if (state === undefined) return;
+    process.off("warning", onWarning);
+    for (const l of warningListeners) process.on("warning", l);
+  };
+  let host: Host;
+  try {
+    host = await createHost({
+      ...def.options,
+      workers: workerSpecs,
+      ...(Object.keys(models).length > 0 ? { models } : {}),
+      onEvent,
+      onApproval,
+      ...(auditLog === undefined ? {} : { auditLog }),
+    });
+  } catch (err) {
+    restoreWarnings();
+    throw err;
+  }
   const stop = new AbortController();
   const interrupt = () => {
     stop.abort();
@@ -222,16 +233,14 @@ export async function runRun(argv: readonly string[], io: CliIo): Promise<number
     if (!(err instanceof SandboxError)) throw err;
     if (json) io.stdout(`${toJsonLine({ type: "result", ok: false, error: err.toJSON() })}\n`);
     else {
-      io.stdout(`\n✖ The run failed: ${err.message}\n`);
+      // Line by line escaped: it can quote what an agent threw.
+      io.stdout(`\n✖ The run failed: ${err.message.split("\n").map(escapeControl).join("\n")}\n`);
       io.stdout(`\n${summarize(stats, Date.now() - started, {})}`);
     }
     return 1;
   } finally {
     state?.dispose();
-    if (state !== undefined) {
-      process.off("warning", onWarning);
-      for (const l of warningListeners) process.on("warning", l);
-    }
+    restoreWarnings();
     process.off("SIGINT", interrupt);
     process.off("SIGTERM", interrupt);
   }
