@@ -44,9 +44,9 @@ export default defineConfig({
     hookTimeout: 180_000,
     pool: "forks",
     // Most test files wait on child processes, installs and bubblewrap, not
-    // the CPU: three at once even on two cores (vitest would run one there),
+    // the CPU: four at once even on two cores (vitest would run one there),
     // which also runs the suite under load, as users' hosts are.
-    maxWorkers: Math.max(3, availableParallelism() - 1),
+    maxWorkers: Math.max(4, availableParallelism() - 1),
     sequence: { sequencer: LongestFirst },
   },
 });
