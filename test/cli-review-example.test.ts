@@ -11,7 +11,7 @@
  * tool calls, the refused write and the report as events, the API key never
  * printed. No host path in anything printed.
  */
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { cpSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,6 +19,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt } from "./conformance/thread.js";
 import { type FakeReply, type FakeRequest, startFakeOpenAI } from "./helpers/fake-openai.js";
+import { copyNpmInstall } from "./helpers/install-cache.js";
 import { packTarball, writeFiles } from "./helpers/packed.js";
 import { makeTempDir, removeDir } from "./helpers/tree.js";
 
@@ -44,20 +45,7 @@ beforeAll(() => {
   writeFiles(app, { "package.json": '{"name":"app","private":true,"type":"module"}' });
   // A real install, as a user's app has it (ai and the provider only matter
   // to the LLM variant); npm's cache has them: they are dev dependencies.
-  execFileSync(
-    process.platform === "win32" ? "npm.cmd" : "npm",
-    [
-      "install",
-      "--no-audit",
-      "--no-fund",
-      "--prefer-offline",
-      "--ignore-scripts",
-      tarball,
-      "ai@^6",
-      "@ai-sdk/openai-compatible@^2",
-    ],
-    { cwd: app, stdio: "ignore", timeout: 240_000 },
-  );
+  copyNpmInstall(tarball, ["ai@^6", "@ai-sdk/openai-compatible@^2"], app);
   // The example as shipped (not a report left by an `npm start`).
   cpSync(EXAMPLE, join(app, "review"), {
     recursive: true,

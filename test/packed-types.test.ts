@@ -17,21 +17,22 @@
  * run time too) fails to compile with TypeScript's own "Cannot find module
  * 'ai'", which names what to install.
  *
- * Installs are cached under `.cache/npm` and made with `--prefer-offline`;
+ * npm's cache is `.cache/npm`, installs are made with `--prefer-offline`
+ * and kept per build (test/helpers/install-cache.ts);
  * the versions are the ones this repository builds with.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { cpSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt } from "./conformance/thread.js";
 import { readAllDocs } from "./helpers/docs.js";
+import { copyNpmInstall } from "./helpers/install-cache.js";
 import { packTarball, writeFiles } from "./helpers/packed.js";
 import { makeTempDir, removeDir } from "./helpers/tree.js";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
-const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
 const CACHE = join(REPO, ".cache", "npm");
 
 /** `name@version` as installed in this repository (so the cache serves it). */
@@ -139,7 +140,10 @@ beforeAll(() => {
 }, 120_000);
 afterAll(() => removeDir(base));
 
-/** An app with the tarball and `packages` installed by npm; returns its folder. */
+/**
+ * An app with the tarball and `packages` installed by npm (once per build:
+ * the install is cached, its `node_modules` copied in); returns its folder.
+ */
 function install(name: string, packages: string[]): string {
   const app = join(base, name);
   writeFiles(app, {
@@ -150,21 +154,7 @@ function install(name: string, packages: string[]): string {
   });
   cpSync(EXAMPLE, join(app, "typed"), { recursive: true });
   cpSync(join(EXAMPLE, "..", "project"), join(app, "project"), { recursive: true });
-  execFileSync(
-    NPM,
-    [
-      "install",
-      "--no-audit",
-      "--no-fund",
-      "--prefer-offline",
-      "--ignore-scripts",
-      "--cache",
-      CACHE,
-      tarball,
-      ...packages,
-    ],
-    { cwd: app, stdio: "ignore", timeout: 300_000 },
-  );
+  copyNpmInstall(tarball, packages, app, ["--cache", CACHE]);
   return app;
 }
 

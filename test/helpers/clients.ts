@@ -9,8 +9,9 @@
  */
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, lstatSync, mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { cachedInstall } from "./install-cache.js";
 import { writeFiles } from "./packed.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
@@ -64,13 +65,28 @@ function run(tool: "npm" | "pnpm" | "yarn", args: string[], cwd: string): void {
 const NPM_FLAGS = ["--no-audit", "--no-fund", "--prefer-offline"];
 
 /**
- * Makes an app under `base` whose own dependencies are the tarball and
- * `specs` (e.g. `ai@6`, `zod`), installed by `client`. Returns the app
- * folder (where its files go; its `package.json` is ESM).
+ * An app whose own dependencies are the tarball and `specs` (e.g. `ai@6`,
+ * `zod`), installed by `client` — once per build and reused by later runs
+ * and other Node versions (test/helpers/install-cache.ts). Returns the app
+ * folder (where its files go; its `package.json` is ESM). Tests add files
+ * to it, never change what the client installed.
  */
-export function installApp(client: Client, base: string, tarball: string, specs: string[]): string {
-  const app =
-    client === "npm-workspace" ? join(base, "mono", "packages", "app") : join(base, "app");
+export function installApp(client: Client, tarball: string, specs: string[]): string {
+  const dir = cachedInstall(tarball, `${client}-${specs.join("+")}`, (at) => {
+    const local = join(at, basename(tarball));
+    cpSync(tarball, local);
+    installAppIn(client, at, local, specs);
+  });
+  return appFolder(client, dir);
+}
+
+function appFolder(client: Client, base: string): string {
+  return client === "npm-workspace" ? join(base, "mono", "packages", "app") : join(base, "app");
+}
+
+/** Installs the app under `base` (see {@link installApp}). */
+function installAppIn(client: Client, base: string, tarball: string, specs: string[]): string {
+  const app = appFolder(client, base);
   writeFiles(app, {
     "package.json": '{"name":"app","version":"1.0.0","private":true,"type":"module"}',
   });

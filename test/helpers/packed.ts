@@ -9,9 +9,10 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pnpmAdd } from "./clients.js";
+import { cachedInstall } from "./install-cache.js";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
@@ -44,19 +45,33 @@ const SHOUT = {
 
 /**
  * Packs the repository (dist/ must be built) into `dir` and installs the
- * tarball once, npm-style, into `dir/npm-install`; returns that folder's
- * `node_modules`, the source of every layout.
+ * tarball npm-style (once per build: test/helpers/install-cache.ts);
+ * returns the install's `node_modules`, the source of every layout (never
+ * change it: layouts copy from it), and the tarball beside it.
  */
 export function packAndInstall(dir: string): { tarball: string; modules: string } {
-  const tarball = packTarball(dir);
-  const install = join(dir, "npm-install");
-  writeFiles(install, { "package.json": '{"name":"install","private":true}' });
-  execFileSync(
-    NPM,
-    ["install", "--no-audit", "--no-fund", "--prefer-offline", "--ignore-scripts", tarball],
-    { cwd: install, stdio: "ignore" },
-  );
-  return { tarball, modules: join(install, "node_modules") };
+  const packed = packTarball(dir);
+  const cached = cachedInstall(packed, "npm-install", (at) => {
+    cpSync(packed, join(at, basename(packed)));
+    const install = join(at, "npm-install");
+    writeFiles(install, { "package.json": '{"name":"install","private":true}' });
+    execFileSync(
+      NPM,
+      [
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--prefer-offline",
+        "--ignore-scripts",
+        join(at, basename(packed)),
+      ],
+      { cwd: install, stdio: "ignore" },
+    );
+  });
+  return {
+    tarball: join(cached, basename(packed)),
+    modules: join(cached, "npm-install", "node_modules"),
+  };
 }
 
 /** Packs the repository (dist/ must be built) into `dir`; returns the tarball's path. */
