@@ -1,39 +1,48 @@
 /**
  * `mountbox mcp --http PORT` (Streamable HTTP on 127.0.0.1) driven by the
  * SDK's real `Client` over `StreamableHTTPClientTransport`, DNS rebinding
- * refused, several clients at once, Ctrl-C; and `mountbox mcp <program-dir>
- * --worker NAME` serving that worker's sandbox. Runs the built dist.
+ * refused, several clients at once, Ctrl-C; bounds, MCP roots, resources,
+ * `--audit`, and `mountbox mcp <program-dir> --worker NAME` serving that
+ * worker's sandbox. Runs the bin of the packed package, installed by npm
+ * into a temp app, from a folder elsewhere.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type CallToolResult, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
-const REPO = resolve(import.meta.dirname, "..");
-const CLI = join(REPO, "dist/src/cli/main.js");
+import {
+  callTool,
+  connectHttp as connectHttpPort,
+  connectStdio,
+  installPackedCli,
+  type PackedCli,
+  startHttp,
+  waitUntil,
+} from "./helpers/mcp.js";
+import { makeTempDir, removeDir } from "./helpers/tree.js";
 
 let base: string;
 let root: string;
+let cli: PackedCli;
 let server: ChildProcess;
 let port: number;
 
 async function call(client: Client, name: string, args: Record<string, unknown>) {
-  const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  const text = r.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("\n");
-  return { isError: r.isError === true, text };
+  const { isError, text } = await callTool(client, name, args);
+  return { isError, text };
 }
 
-async function connectHttp(): Promise<Client> {
-  const client = new Client({ name: "mountbox-http-test", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
-  return client;
+function connectHttp(): Promise<Client> {
+  return connectHttpPort(port);
+}
+
+/** A client of the installed bin run with `args` over stdio. */
+function mcpStdio(args: string[], opts: Parameters<typeof connectStdio>[3] = {}) {
+  return connectStdio(cli.cwd, cli.bin, ["mcp", ...args], opts);
 }
 
 /** A raw POST of an initialize request with the given headers; resolves with the status. */
@@ -72,27 +81,18 @@ function rawInitialize(headers: Record<string, string>, path = "/mcp"): Promise<
 }
 
 beforeAll(async () => {
-  base = mkdtempSync(join(tmpdir(), "mountbox-mcp-http-"));
+  base = makeTempDir("mountbox-mcp-http-");
   root = join(base, "root");
   mkdirSync(join(root, "src"), { recursive: true });
   writeFileSync(join(root, "src/a.ts"), "export const a = 1;\n");
-  server = spawn(process.execPath, [CLI, "mcp", "--root", root, "--http", "0"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let err = "";
-  port = await new Promise<number>((res, rej) => {
-    server.stderr?.on("data", (d: Buffer) => {
-      err += d.toString();
-      const m = /http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(err);
-      if (m) res(Number(m[1]));
-    });
-    server.once("exit", () => rej(new Error(`server exited: ${err}`)));
-  });
-  expect(err).not.toContain(base);
+  cli = installPackedCli(base);
+  const http = await startHttp(cli, ["mcp", "--root", root]);
+  ({ server, port } = http);
+  expect(http.stderr()).not.toContain(base);
 });
 afterAll(() => {
   server?.kill("SIGKILL");
-  rmSync(base, { recursive: true, force: true });
+  if (base) removeDir(base);
 });
 
 describe("mountbox mcp --http", () => {
@@ -135,13 +135,7 @@ describe("bounds a review found: answers fit one message, patterns and paths are
     mkdirSync(big);
     writeFileSync(join(big, "six.txt"), "x".repeat(6 * 1024 * 1024));
     writeFileSync(join(big, "four.png"), Buffer.alloc(4 * 1024 * 1024));
-    const client = new Client({ name: "t", version: "1" });
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, "mcp", "--root", big],
-      stderr: "pipe",
-    });
-    await client.connect(transport);
+    const { client, transport } = await mcpStdio(["--root", big]);
     const r = await call(client, "read_text_file", { path: "/six.txt" });
     expect(r.isError).toBe(false);
     expect(r.text.length).toBeLessThan(4.5 * 1024 * 1024);
@@ -200,25 +194,18 @@ describe("MCP roots: no --root, the client's folders", () => {
     writeFileSync(join(a, "x.txt"), "in a\n");
     writeFileSync(join(b, "y.md"), "in docs\n");
     let roots = [pathToFileURL(a).href, pathToFileURL(b).href];
-    const client = new Client(
-      { name: "t", version: "1" },
-      { capabilities: { roots: { listChanged: true } } },
-    );
-    client.setRequestHandler(ListRootsRequestSchema, async () => ({
-      roots: roots.map((uri) => ({ uri })),
-    }));
     let err = "";
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, "mcp"],
-      stderr: "pipe",
+    const { client } = await mcpStdio([], {
+      capabilities: { roots: { listChanged: true } },
+      prepare: (c) =>
+        c.setRequestHandler(ListRootsRequestSchema, async () => ({
+          roots: roots.map((uri) => ({ uri })),
+        })),
+      onStderr: (t) => {
+        err += t;
+      },
     });
-    transport.stderr?.on("data", (d: Buffer) => {
-      err += d.toString();
-    });
-    await client.connect(transport);
-    for (let i = 0; i < 100 && !err.includes("roots taken"); i++)
-      await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(() => err.includes("roots taken"));
     expect((await call(client, "read_text_file", { path: "/x.txt" })).text).toBe("in a\n");
     expect((await call(client, "read_text_file", { path: "/docs/y.md" })).text).toBe("in docs\n");
     // (/docs lies under /: one readable area.)
@@ -229,8 +216,7 @@ describe("MCP roots: no --root, the client's folders", () => {
     roots = [pathToFileURL(b).href];
     err = "";
     await client.sendRootsListChanged();
-    for (let i = 0; i < 100 && !err.includes("roots taken"); i++)
-      await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(() => err.includes("roots taken"));
     expect((await call(client, "read_text_file", { path: "/y.md" })).text).toBe("in docs\n");
     const gone = await call(client, "read_text_file", { path: "/x.txt" });
     expect(gone.isError).toBe(true);
@@ -238,32 +224,25 @@ describe("MCP roots: no --root, the client's folders", () => {
     expect(err).not.toContain(base);
     await client.close();
     // --readonly holds whatever the client offers.
-    const ro = new Client({ name: "t", version: "1" }, { capabilities: { roots: {} } });
-    ro.setRequestHandler(ListRootsRequestSchema, async () => ({
-      roots: [{ uri: pathToFileURL(a).href }],
-    }));
     let roErr = "";
-    const roTransport = new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, "mcp", "--readonly"],
-      stderr: "pipe",
+    const { client: ro } = await mcpStdio(["--readonly"], {
+      capabilities: { roots: {} },
+      prepare: (c) =>
+        c.setRequestHandler(ListRootsRequestSchema, async () => ({
+          roots: [{ uri: pathToFileURL(a).href }],
+        })),
+      onStderr: (t) => {
+        roErr += t;
+      },
     });
-    roTransport.stderr?.on("data", (d: Buffer) => {
-      roErr += d.toString();
-    });
-    await ro.connect(roTransport);
-    for (let i = 0; i < 100 && !roErr.includes("roots taken"); i++)
-      await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(() => roErr.includes("roots taken"));
     const w = await call(ro, "write_file", { path: "/new.txt", content: "n" });
     expect([w.isError, w.text]).toEqual([true, expect.stringContaining("path_not_writable")]);
     await ro.close();
   });
 
   it("without roots from the client, every call says how to serve a folder", async () => {
-    const client = new Client({ name: "t", version: "1" });
-    await client.connect(
-      new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp"], stderr: "pipe" }),
-    );
+    const { client } = await mcpStdio([]);
     const r = await call(client, "list_directory", { path: "/" });
     expect(r).toEqual({
       isError: true,
@@ -278,14 +257,7 @@ describe("resources: mountbox:///…", () => {
     writeFileSync(join(root, "src/na me.md"), "# spaced\n");
     writeFileSync(join(base, "outside.txt"), "SECRET\n");
     symlinkSync(join(base, "outside.txt"), join(root, "out-link.txt"));
-    const client = new Client({ name: "t", version: "1" });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [CLI, "mcp", "--root", root],
-        stderr: "pipe",
-      }),
-    );
+    const { client } = await mcpStdio(["--root", root]);
     const { resources } = await client.listResources();
     expect(resources.map((r) => r.uri)).toEqual(
       expect.arrayContaining(["mountbox:///src/a.ts", "mountbox:///src/na%20me.md"]),
@@ -309,14 +281,7 @@ describe("resources: mountbox:///…", () => {
 describe("mountbox mcp --audit FILE", () => {
   it("appends a JSON line per tool call: tool, virtual path, outcome, code", async () => {
     const audit = join(base, "mcp-audit.jsonl");
-    const client = new Client({ name: "t", version: "1" });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [CLI, "mcp", "--root", root, "--readonly", "--audit", audit],
-        stderr: "pipe",
-      }),
-    );
+    const { client } = await mcpStdio(["--root", root, "--readonly", "--audit", audit]);
     await call(client, "read_text_file", { path: "/src/a.ts" });
     await call(client, "write_file", { path: "/src/c.ts", content: "c" });
     await client.close();
@@ -358,13 +323,7 @@ describe("mountbox mcp <program-dir> --worker NAME", () => {
         "",
       ].join("\n"),
     );
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, "mcp", prog, "--worker", "analyser"],
-      stderr: "pipe",
-    });
-    const client = new Client({ name: "t", version: "1" });
-    await client.connect(transport);
+    const { client } = await mcpStdio([prog, "--worker", "analyser"]);
     expect((await call(client, "read_text_file", { path: "/src/x.ts" })).text).toBe("x\n");
     const w = await call(client, "write_file", { path: "/src/y.ts", content: "y" });
     expect(w.isError).toBe(true);

@@ -1,30 +1,18 @@
 /**
- * `mountbox mcp` end to end: the built CLI spawned as a child process and
+ * `mountbox mcp` end to end as users install it: the packed package's bin,
+ * installed by npm into a temp app and spawned from a folder elsewhere,
  * driven by the MCP SDK's real `Client` over stdio — tools and annotations,
  * reads, writes, edits, refusals (read-only mount, traversal, a link out),
- * listings, robustness against bad input — and parity with the reference
- * filesystem server on copies of the same folder (host paths there, virtual
- * paths here). Runs the built dist (`npm run build` first).
+ * listings, robustness against bad input. Parity with the reference server
+ * is in mcp-parity.test.ts.
  */
-import {
-  cpSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { join } from "node:path";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-
-const REPO = resolve(import.meta.dirname, "..");
-const CLI = join(REPO, "dist/src/cli/main.js");
-const REFERENCE = join(REPO, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+import { callTool as call, connectStdio, installPackedCli } from "./helpers/mcp.js";
+import { makeTempDir, removeDir } from "./helpers/tree.js";
 
 let base: string;
 let root: string;
@@ -32,24 +20,6 @@ let ro: string;
 let outside: string;
 let mountbox: Client;
 let stderr = "";
-
-async function connect(args: string[], onStderr?: (t: string) => void): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args,
-    stderr: "pipe",
-  });
-  transport.stderr?.on("data", (d: Buffer) => onStderr?.(d.toString()));
-  const client = new Client({ name: "mountbox-test", version: "1.0.0" });
-  await client.connect(transport);
-  return client;
-}
-
-async function call(client: Client, name: string, args: Record<string, unknown>) {
-  const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  const text = r.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("\n");
-  return { isError: r.isError === true, text, result: r };
-}
 
 function layOut(dir: string): void {
   mkdirSync(join(dir, "src/lib"), { recursive: true });
@@ -61,7 +31,7 @@ function layOut(dir: string): void {
 }
 
 beforeAll(async () => {
-  base = mkdtempSync(join(tmpdir(), "mountbox-mcp-"));
+  base = makeTempDir("mountbox-mcp-");
   root = join(base, "root");
   ro = join(base, "ro");
   outside = join(base, "outside");
@@ -73,14 +43,22 @@ beforeAll(async () => {
   writeFileSync(join(outside, "secret.txt"), "TOP SECRET\n");
   symlinkSync(join(outside, "secret.txt"), join(root, "escape.txt"));
   symlinkSync(outside, join(root, "escape-dir"));
-  mountbox = await connect([CLI, "mcp", "--root", root, "--mount", `${ro}:/ro:ro`], (t) => {
-    stderr += t;
-  });
+  const cli = installPackedCli(base);
+  ({ client: mountbox } = await connectStdio(
+    cli.cwd,
+    cli.bin,
+    ["mcp", "--root", root, "--mount", `${ro}:/ro:ro`],
+    {
+      onStderr: (t) => {
+        stderr += t;
+      },
+    },
+  ));
 });
 
 afterAll(async () => {
   await mountbox?.close();
-  rmSync(base, { recursive: true, force: true });
+  if (base) removeDir(base);
 });
 
 /** True if `text` names any host folder of the test. */
@@ -88,7 +66,7 @@ function hasHostPath(text: string): boolean {
   return text.includes(base) || text.includes(tmpdir());
 }
 
-describe("mountbox mcp (built CLI over stdio)", () => {
+describe("mountbox mcp (the installed bin over stdio)", () => {
   test("lists the reference server's tools with its annotations, plus grep and list_allowed_paths", async () => {
     const { tools } = await mountbox.listTools();
     const names = tools.map((t) => t.name).sort();
@@ -303,120 +281,5 @@ describe("mountbox mcp (built CLI over stdio)", () => {
     const ok = await call(mountbox, "read_text_file", { path: "/notes.txt", head: 1 });
     expect(ok.text).toBe("alpha");
     expect(hasHostPath(stderr)).toBe(false);
-  });
-});
-
-/** Host paths of the reference's answers, made virtual. */
-function virtualize(text: string, dir: string): string {
-  return text.split(`${dir}/`).join("/").split(dir).join("/");
-}
-
-/** A tree with every children array sorted by name (readdir order is the file system's). */
-function sortTree(nodes: { name: string; children?: unknown[] }[]): unknown {
-  return [...nodes]
-    .sort((a, b) => (a.name < b.name ? -1 : 1))
-    .map((n) => (n.children ? { ...n, children: sortTree(n.children as typeof nodes) } : n));
-}
-
-describe("parity with the reference filesystem server", () => {
-  let refDir: string;
-  let mbDir: string;
-  let reference: Client;
-  let mb: Client;
-
-  beforeAll(async () => {
-    refDir = join(base, "parity-ref");
-    mbDir = join(base, "parity-mb");
-    mkdirSync(refDir);
-    layOut(refDir);
-    cpSync(refDir, mbDir, { recursive: true });
-    reference = await connect([REFERENCE, refDir]);
-    mb = await connect([CLI, "mcp", "--root", mbDir]);
-  });
-
-  afterAll(async () => {
-    await reference?.close();
-    await mb?.close();
-  });
-
-  /** The same call on both: host paths in the reference's, virtual in mountbox's. */
-  async function both(tool: string, args: (p: (v: string) => string) => Record<string, unknown>) {
-    const ref = await call(
-      reference,
-      tool,
-      args((v) => join(refDir, v)),
-    );
-    const ours = await call(
-      mb,
-      tool,
-      args((v) => v),
-    );
-    return { ref: { ...ref, text: virtualize(ref.text, refDir) }, ours };
-  }
-
-  test("read_text_file (whole, head, tail) agrees", async () => {
-    for (const extra of [{}, { head: 2 }, { tail: 2 }, { tail: 1 }]) {
-      const { ref, ours } = await both("read_text_file", (p) => ({
-        path: p("/README.md"),
-        ...extra,
-      }));
-      expect(ours.isError).toBe(ref.isError);
-      expect(ours.text).toBe(ref.text);
-    }
-  });
-
-  test("list_directory agrees (as a set of lines)", async () => {
-    for (const path of ["/", "/src"]) {
-      const { ref, ours } = await both("list_directory", (p) => ({ path: p(path) }));
-      expect(ours.text.split("\n").sort()).toEqual(ref.text.split("\n").sort());
-    }
-  });
-
-  test("write_file then read agrees", async () => {
-    const w = await both("write_file", (p) => ({
-      path: p("/written.txt"),
-      content: "hello\nworld\n",
-    }));
-    expect(w.ours).toMatchObject({ isError: false, text: w.ref.text });
-    const r = await both("read_text_file", (p) => ({ path: p("/written.txt") }));
-    expect(r.ours.text).toBe(r.ref.text);
-  });
-
-  test("edit_file dryRun agrees on the diff", async () => {
-    const { ref, ours } = await both("edit_file", (p) => ({
-      path: p("/src/a.ts"),
-      edits: [{ oldText: "export const b = 2;", newText: "export const b = 3;" }],
-      dryRun: true,
-    }));
-    expect(ours.isError).toBe(false);
-    expect(ours.text).toBe(ref.text);
-  });
-
-  test("create_directory, move_file, directory_tree and search_files agree", async () => {
-    const mk = await both("create_directory", (p) => ({ path: p("/made/deep") }));
-    expect(mk.ours).toMatchObject({ isError: false, text: mk.ref.text });
-    const mv = await both("move_file", (p) => ({
-      source: p("/notes.txt"),
-      destination: p("/made/notes.txt"),
-    }));
-    expect(mv.ours).toMatchObject({ isError: false, text: mv.ref.text });
-    const again = await both("move_file", (p) => ({
-      source: p("/README.md"),
-      destination: p("/made/notes.txt"),
-    }));
-    expect(again.ours.isError).toBe(true);
-    expect(again.ref.isError).toBe(true);
-    const tree = await both("directory_tree", (p) => ({ path: p("/"), excludePatterns: ["lib"] }));
-    expect(sortTree(JSON.parse(tree.ours.text))).toEqual(sortTree(JSON.parse(tree.ref.text)));
-    for (const pattern of ["**/*.ts", "*.md", "made/**", "nothing-*"]) {
-      const s = await both("search_files", (p) => ({ path: p("/"), pattern }));
-      expect(s.ours.text.split("\n").sort(), pattern).toEqual(s.ref.text.split("\n").sort());
-    }
-  });
-
-  test("refusals agree in outcome", async () => {
-    const { ref, ours } = await both("read_text_file", (p) => ({ path: p("/no-such-file.txt") }));
-    expect(ours.isError).toBe(true);
-    expect(ref.isError).toBe(true);
   });
 });

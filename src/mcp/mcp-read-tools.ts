@@ -16,7 +16,9 @@ import { errorText, guarded, refusal, textResult } from "./mcp-format.js";
 /** Largest file a read tool loads whole, where no mount sets its own cap. */
 export const MCP_READ_MAX_BYTES = 32 * 1024 * 1024;
 
-const decoder = new TextDecoder("utf-8");
+// ignoreBOM: a byte-order mark is returned as the reference server returns
+// it (Node's utf-8 decoding keeps it), not dropped.
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 const READ = { readOnlyHint: true, openWorldHint: false } as const;
 const TEXT_OUTPUT = { content: z.string() };
 
@@ -58,6 +60,15 @@ export function registerReadTools(server: McpServer, current: () => Sandbox): vo
     tail?: number | undefined;
   }) =>
     guarded("read_text_file", args.path, async () => {
+      for (const [name, n] of [
+        ["head", args.head],
+        ["tail", args.tail],
+      ] as const) {
+        // The reference answers "" for a negative count and rounds a fraction
+        // up for head only; neither is an answer a caller can have meant.
+        if (n !== undefined && !(Number.isInteger(n) && n >= 0))
+          return refusal(`${name} must be a whole number of lines, 1 or more (got ${n})`);
+      }
       if (args.head && args.tail) {
         return refusal("Cannot specify both head and tail parameters simultaneously");
       }

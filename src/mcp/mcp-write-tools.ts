@@ -12,7 +12,9 @@ import { resolveEdits } from "../tools/edit-match.js";
 import { fenceDiff, guarded, textResult } from "./mcp-format.js";
 import { MCP_READ_MAX_BYTES } from "./mcp-read-tools.js";
 
-const decoder = new TextDecoder("utf-8");
+// ignoreBOM: the edits are matched on the text the sandbox's edit applies
+// them to, a byte-order mark included.
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 const TEXT_OUTPUT = { content: z.string() };
 const VIRTUAL =
   "Paths are virtual: the sandbox root is '/' (call list_allowed_paths to see what is writable).";

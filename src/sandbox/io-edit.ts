@@ -27,7 +27,9 @@ import type { Policy } from "./policy.js";
 import { refuseTempName } from "./temp-names.js";
 import { diffTexts } from "./unified-diff.js";
 
-const decoder = new TextDecoder("utf-8");
+// ignoreBOM: a byte-order mark stays part of the text, so the edited file
+// keeps it (decoding it away wrote the file back without it).
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** Reads of a changing file before an edit gives up. */
 export const EDIT_ATTEMPTS = 3;

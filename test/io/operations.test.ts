@@ -194,6 +194,19 @@ describe("editFile", () => {
     expect(readFileSync(join(root, "docs/guide.md"), "utf8")).toContain("# Guide");
   });
 
+  it("keeps a byte-order mark and every byte it did not edit", async () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    writeFileSync(join(root, "docs/bom.md"), Buffer.concat([bom, Buffer.from("title\r\nbody\n")]));
+    await sb.editFile("/docs/bom.md", [{ oldText: "body", newText: "BODY" }]);
+    expect(readFileSync(join(root, "docs/bom.md"))).toEqual(
+      Buffer.concat([bom, Buffer.from("title\r\nBODY\n")]),
+    );
+    // The first line, BOM and all, can be edited as text.
+    await sb.editFile("/docs/bom.md", [{ oldText: "title", newText: "TITLE" }]);
+    expect(readFileSync(join(root, "docs/bom.md"))).toEqual(
+      Buffer.concat([bom, Buffer.from("TITLE\r\nBODY\n")]),
+    );
+  });
   it("needs write access", async () => {
     await expect(
       sb.editFile("/cache/pkg.json", [{ oldText: "{}", newText: "[]" }]),
