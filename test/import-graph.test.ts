@@ -117,14 +117,17 @@ const LAYERS: Record<string, RegExp[]> = {
     /^src\/pool\//,
     /^src\/approvals\//,
   ],
-  // `mountbox mcp`: the sandbox and the tool layer served over MCP; of the
-  // CLI only what every command shares.
+  // `mountbox mcp`: the sandbox and the tool layer served over MCP, the
+  // host's approval gate and audit line format; of the CLI only what every
+  // command shares.
   "src/mcp": [
     /^src\/mcp\//,
     /^src\/sandbox\//,
     /^src\/errors(\.ts|\/)/,
     /^src\/tools\//,
     /^src\/pool\//,
+    /^src\/approvals\//,
+    /^src\/host\/audit-log\.ts$/,
     /^src\/cli\/(cli-io|sandbox-flags|program-sandbox)\.ts$/,
   ],
 };

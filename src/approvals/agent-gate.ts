@@ -64,6 +64,12 @@ export interface GateOptions {
    * in-process tools, which run on the sandbox they were made with).
    */
   linksOut?: "restrict" | "ask";
+  /**
+   * What a refusal says after "… needs approval, " when no approver could
+   * be asked: how this agent's user can allow it (the MCP server names its
+   * `--approve` flag). Default: no approver is configured.
+   */
+  noApproverText?: (operation: ApprovalOperation) => string;
 }
 
 /**
@@ -320,7 +326,7 @@ export class AgentGate {
             ? `calling the MCP tool '${p}'`
             : `${operation === "read" ? "reading" : operation === "write" ? "writing" : operation === "delete" ? "deleting" : "moving"} '${p}'`;
     const message = this.#approver.noApprover
-      ? `Access denied: ${what} needs approval, and no approver is configured to give it. Choose a path that needs no approval, or report that you could not do this.`
+      ? `Access denied: ${what} needs approval, ${this.#o.noApproverText?.(operation) ?? "and no approver is configured to give it. Choose a path that needs no approval, or report that you could not do this."}`
       : `Access denied: ${what} was not approved. Do not retry the same request; choose another path or report that you could not do this.`;
     const err = new ApprovalDeniedError(
       message,

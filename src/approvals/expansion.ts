@@ -6,9 +6,11 @@
  * to the agent's bound (the ceiling, and for a callee its caller's
  * effective sandbox). Nothing here touches the file system.
  */
+import { type ConfigIssue, configError, escapeControl } from "../errors/index.js";
 import { type Area, intersect } from "../sandbox/areas.js";
 import { Policy } from "../sandbox/policy.js";
 import { policyOf, Sandbox } from "../sandbox/sandbox.js";
+import { normalizeVirtualPath } from "../sandbox/virtual-path.js";
 
 /** The access a grant gives. */
 export type GrantAccess = "read" | "write";
@@ -50,4 +52,25 @@ export function widenSandbox(
   return new Sandbox(
     new Policy(p.table, [...p.read, ...intersect(b.read, area)], [...p.write, ...write]),
   );
+}
+
+/**
+ * The ceiling's virtual paths, canonical.
+ * @throws ConfigError for a path that is not a canonical virtual path the host's sandbox can read
+ */
+export function checkCeiling(root: Sandbox, ceiling: readonly string[]): string[] | undefined {
+  if (ceiling.length === 0) return undefined;
+  const issues: ConfigIssue[] = [];
+  const out: string[] = [];
+  ceiling.forEach((c, i) => {
+    const v = normalizeVirtualPath(c);
+    if (v === null || !root.canRead(v))
+      issues.push({
+        path: ["dynamic", "ceiling", i],
+        message: `'${escapeControl(c)}' is not a path the host's sandbox can read`,
+      });
+    else out.push(v);
+  });
+  if (issues.length > 0) throw configError(issues);
+  return out;
 }

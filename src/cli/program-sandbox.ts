@@ -4,6 +4,7 @@
  */
 import { resolve } from "node:path";
 import { listWorkerReaches } from "../agents/worker-sandbox-check.js";
+import { checkCeiling, computeCeiling } from "../approvals/expansion.js";
 import type { SandboxConfig } from "../config/sandbox-config.js";
 import { escapeControl } from "../errors/index.js";
 import { loadProgramDefinition } from "../host/load-program.js";
@@ -16,6 +17,29 @@ import { UsageError } from "./cli-io.js";
  * @throws ConfigError for a bad program, UsageError for an unknown worker
  */
 export async function loadWorkerSandbox(dir: string, worker?: string): Promise<Sandbox> {
+  return (await loadWorkerServing(dir, worker)).sandbox;
+}
+
+/** What serving a program worker's files needs: its sandbox, name and expansion bound. */
+export interface WorkerServing {
+  /** The worker's sandbox at the top of the program. */
+  sandbox: Sandbox;
+  /** The worker's name. */
+  worker: string;
+  /**
+   * With dynamic expansion on (the program's `sandbox.dynamic`): the
+   * ceiling no grant goes beyond, as `createHost` computes it for a
+   * top-level agent.
+   */
+  ceiling?: Sandbox;
+}
+
+/**
+ * {@link loadWorkerSandbox}, with the worker's name and the program's
+ * expansion ceiling.
+ * @throws ConfigError for a bad program or ceiling, UsageError for an unknown worker
+ */
+export async function loadWorkerServing(dir: string, worker?: string): Promise<WorkerServing> {
   const { options } = await loadProgramDefinition(resolve(dir));
   const names = Object.keys(options.workers);
   const name =
@@ -30,7 +54,12 @@ export async function loadWorkerSandbox(dir: string, worker?: string): Promise<S
   );
   if (reach === undefined)
     throw new UsageError(`worker '${escapeControl(name)}' cannot run at the top of this program`);
-  return reach.sandbox;
+  // As createHost: its own `dynamic` option first, else the sandbox config's.
+  const config = options.sandbox instanceof Sandbox ? undefined : options.sandbox;
+  const dynamic = options.dynamic ?? config?.dynamic;
+  if (dynamic?.enabled !== true) return { sandbox: reach.sandbox, worker: name };
+  const ceiling = computeCeiling(root, checkCeiling(root, [dynamic.ceiling ?? []].flat()));
+  return { sandbox: reach.sandbox, worker: name, ceiling };
 }
 
 /** A program's root sandbox as `createHost` makes it (no sandbox: no file access). */

@@ -153,7 +153,7 @@ export function openAuditLog(
     write(entry) {
       if (failed) return;
       try {
-        put(`${JSON.stringify(toLine(entry))}\n`);
+        put(`${JSON.stringify(formatAuditLine(entry))}\n`);
       } catch (err) {
         fail(err);
       }
@@ -193,8 +193,8 @@ function writeWhole(fd: number, buf: Buffer, start: number): void {
   }
 }
 
-/** The line's fields in a fixed order, strings escaped. */
-function toLine(e: AuditEntry): Record<string, unknown> {
+/** An audit line's fields in a fixed order, `time` first, strings escaped (also for `mountbox mcp --audit`). */
+export function formatAuditLine(e: AuditEntry): Record<string, unknown> {
   const out: Record<string, unknown> = {
     time: new Date().toISOString(),
     type: e.type,

@@ -20,7 +20,7 @@ import type {
 } from "../../workers/worker-types.js";
 import { AgentRunner, usesSpare } from "../agents/agent-runner.js";
 import { checkWorkerSandboxes } from "../agents/worker-sandbox-check.js";
-import { computeCeiling } from "../approvals/expansion.js";
+import { checkCeiling, computeCeiling } from "../approvals/expansion.js";
 import { GrantBook, type SuggestedSandbox } from "../approvals/suggested-sandbox.js";
 import {
   type ConfigIssue,
@@ -33,7 +33,6 @@ import { connectMcpServers, type McpConnections } from "../mcp-client/mcp-server
 import { isLlmWorker } from "../models/worker-models.js";
 import { setUpProcesses } from "../processes/process-setup.js";
 import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
-import { normalizeVirtualPath } from "../sandbox/virtual-path.js";
 import { listLookupPlaces } from "../threads/module-grants.js";
 import {
   checkReadGrants,
@@ -299,27 +298,6 @@ function protectCode(
     { ...config, protected: [...existing, ...[...writable].sort()] } as typeof config,
     { basePath },
   );
-}
-
-/**
- * The ceiling's virtual paths, canonical.
- * @throws ConfigError for a path that is not a canonical virtual path the host's sandbox can read
- */
-function checkCeiling(root: Sandbox, ceiling: readonly string[]): string[] | undefined {
-  if (ceiling.length === 0) return undefined;
-  const issues: ConfigIssue[] = [];
-  const out: string[] = [];
-  ceiling.forEach((c, i) => {
-    const v = normalizeVirtualPath(c);
-    if (v === null || !root.canRead(v))
-      issues.push({
-        path: ["dynamic", "ceiling", i],
-        message: `'${escapeControl(c)}' is not a path the host's sandbox can read`,
-      });
-    else out.push(v);
-  });
-  if (issues.length > 0) throw configError(issues);
-  return out;
 }
 
 /**

@@ -3,7 +3,9 @@
  * `mountbox mcp <program-dir> [--worker NAME]`: serves a sandbox to one MCP
  * client over stdio until the client closes stdin, or to clients on
  * 127.0.0.1 over Streamable HTTP (`--http PORT`) until interrupted. stdout
- * carries the protocol only; notes go to stderr, never a host path.
+ * carries the protocol only; notes go to stderr, never a host path. A
+ * program's areas that ask approval are decided by `--approve`
+ * (mcp-approvals.ts); `--audit` logs each call and each decision.
  */
 
 import { openSync, writeSync } from "node:fs";
@@ -11,16 +13,23 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { type CliIo, UsageError } from "../cli/cli-io.js";
-import { loadWorkerSandbox } from "../cli/program-sandbox.js";
+import { loadWorkerServing } from "../cli/program-sandbox.js";
 import { SANDBOX_HELP, SANDBOX_OPTIONS, sandboxFromFlags } from "../cli/sandbox-flags.js";
 import { escapeControl, formatPathList } from "../errors/index.js";
+import { type AuditLog, formatAuditLine } from "../host/audit-log.js";
 import { closeSharedPool } from "../pool/index.js";
 import { Sandbox } from "../sandbox/sandbox.js";
+import {
+  declaresElicitation,
+  MCP_APPROVE_POLICIES,
+  type McpApprovePolicy,
+  needsGate,
+} from "./mcp-approvals.js";
 import { serveMcpHttp } from "./mcp-http.js";
 import { createMcpServer, type McpCallRecord } from "./mcp-server.js";
 
 const MCP_HELP = `Usage: mountbox mcp --root DIR [--mount SRC:TARGET[:ro]]... [--readonly] [--http PORT]
-       mountbox mcp <program-dir> [--worker NAME] [--http PORT]
+       mountbox mcp <program-dir> [--worker NAME] [--approve ask|all|none] [--http PORT]
        mountbox mcp [--readonly] [--http PORT]    (the client's roots are the folders)
 
 Serves a sandbox's files to an MCP client (Claude Desktop, VS Code, …) over
@@ -38,8 +47,15 @@ worker) has when run at the top.
 Options:
 ${SANDBOX_HELP.replace("(required)", "(default: the client's roots)")}
   --worker NAME                With <program-dir>: whose sandbox to serve
+  --approve ask|all|none       Requests that need an approval (the program's
+                               read_approval/write_approval areas, dynamic
+                               expansion): ask the user through the client
+                               (ask, the default; a client without elicitation
+                               gets a refusal saying how to allow it), approve
+                               all, or refuse all
   --audit FILE                 Append one JSON line per tool call to FILE (time,
-                               tool, virtual path, outcome, error code)
+                               tool, virtual path, outcome, error code), and
+                               per approval request, decision, grant, denial
   --http PORT                  Serve Streamable HTTP at http://127.0.0.1:PORT/mcp
                                instead of stdio (0: any free port); requests
                                naming another host or origin are refused
@@ -64,14 +80,31 @@ export async function runMcp(argv: readonly string[], io: CliIo, version: string
     io.stdout(MCP_HELP);
     return 0;
   }
-  const sandbox = await chooseSandbox(values, positionals);
-  const onCall = values.audit === undefined ? undefined : openAudit(values.audit);
+  const policy = values.approve ?? "ask";
+  if (!(MCP_APPROVE_POLICIES as readonly string[]).includes(policy))
+    throw new UsageError(
+      `--approve takes 'ask', 'all' or 'none', not '${escapeControl(policy.slice(0, 20))}'`,
+    );
+  const { sandbox, worker, ceiling } = await chooseSandbox(values, positionals);
+  const audit = values.audit === undefined ? undefined : openAudit(values.audit);
+  const onCall = audit?.onCall;
+  const approvals = {
+    policy: policy as McpApprovePolicy,
+    worker: worker ?? "mcp",
+    ceiling,
+    audit: audit?.log,
+  };
   const onRoots = (sb: Sandbox | undefined) =>
     io.stderr(
       `mountbox mcp: roots ${sb === undefined ? "unusable: serving nothing" : `taken. ${describe(sb)}`}\n`,
     );
   const make = () =>
-    createMcpServer(sandbox, { version, onRoots, ...(onCall === undefined ? {} : { onCall }) });
+    createMcpServer(sandbox, {
+      version,
+      onRoots,
+      approvals,
+      ...(onCall === undefined ? {} : { onCall }),
+    });
   const describe = (sb: Sandbox) => {
     const d = sb.describe();
     return `Readable: ${formatPathList(d.readable)}; writable: ${d.writable.length > 0 ? formatPathList(d.writable) : "nothing"}.`;
@@ -82,7 +115,9 @@ export async function runMcp(argv: readonly string[], io: CliIo, version: string
     const port = Number(values.http);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       throw new UsageError("--http takes a port number (0 to 65535)");
-    const http = await serveMcpHttp(make, port);
+    // A session whose client can be asked needs event streams to ask it.
+    const asks = policy === "ask" && sandbox instanceof Sandbox && needsGate(sandbox, approvals);
+    const http = await serveMcpHttp(make, port, (init) => asks && declaresElicitation(init));
     io.stderr(`mountbox mcp: serving on http://127.0.0.1:${http.port}/mcp. ${served}\n`);
     await new Promise<void>((resolve) => {
       process.once("SIGINT", resolve);
@@ -116,9 +151,10 @@ export async function runMcp(argv: readonly string[], io: CliIo, version: string
 
 /**
  * The `--audit` file, opened for appending now (a file it cannot open is a
- * usage error before serving); each call is one JSON line, written at once.
+ * usage error before serving); each call is one JSON line, written at once,
+ * and so is each line of the approvals (as the host's audit log writes them).
  */
-function openAudit(file: string): (call: McpCallRecord) => void {
+function openAudit(file: string): { onCall: (call: McpCallRecord) => void; log: AuditLog } {
   let fd: number;
   try {
     fd = openSync(resolve(file), "a", 0o600);
@@ -127,19 +163,32 @@ function openAudit(file: string): (call: McpCallRecord) => void {
       `--audit: cannot open '${escapeControl(file.slice(0, 200))}' (${(err as NodeJS.ErrnoException).code ?? "error"})`,
     );
   }
-  return (call) => {
-    writeSync(
-      fd,
-      `${JSON.stringify({ time: new Date().toISOString(), type: "tool_call", ...call })}\n`,
-    );
+  return {
+    onCall: (call) => {
+      writeSync(
+        fd,
+        `${JSON.stringify({ time: new Date().toISOString(), type: "tool_call", ...call })}\n`,
+      );
+    },
+    log: {
+      write: (entry) => {
+        writeSync(fd, `${JSON.stringify(formatAuditLine(entry))}\n`);
+      },
+      failed: false,
+      close: () => {},
+    },
   };
 }
 
-/** The sandbox to serve: from the flags, or a program worker's. */
+/** What to serve: the flags' sandbox, a program worker's (with its name and ceiling), or the roots. */
 async function chooseSandbox(
   values: ReturnType<typeof parse>["values"],
   positionals: string[],
-): Promise<Sandbox | { roots: { readonly: boolean } }> {
+): Promise<{
+  sandbox: Sandbox | { roots: { readonly: boolean } };
+  worker?: string;
+  ceiling?: Sandbox;
+}> {
   const [dir, ...extra] = positionals;
   if (extra.length > 0)
     throw new UsageError(`unexpected argument '${escapeControl(extra[0]!.slice(0, 40))}'`);
@@ -147,12 +196,12 @@ async function chooseSandbox(
     if (values.worker !== undefined) throw new UsageError("--worker needs a program folder");
     // No folder given: the client's roots are the folders.
     if (values.root === undefined && values.mount === undefined)
-      return { roots: { readonly: values.readonly ?? false } };
-    return sandboxFromFlags(values);
+      return { sandbox: { roots: { readonly: values.readonly ?? false } } };
+    return { sandbox: sandboxFromFlags(values) };
   }
   if (values.root !== undefined || values.mount !== undefined || values.readonly !== undefined)
     throw new UsageError("give a program folder or --root/--mount/--readonly, not both");
-  return await loadWorkerSandbox(dir, values.worker);
+  return await loadWorkerServing(dir, values.worker);
 }
 
 function parse(argv: readonly string[]) {
@@ -163,6 +212,7 @@ function parse(argv: readonly string[]) {
     options: {
       ...SANDBOX_OPTIONS,
       worker: { type: "string" },
+      approve: { type: "string" },
       audit: { type: "string" },
       http: { type: "string" },
       help: { type: "boolean", short: "h" },

@@ -59,11 +59,15 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 
 /**
  * Serves MCP over Streamable HTTP at http://127.0.0.1:`port`/mcp, making a server with
- * `makeServer` for each client session.
+ * `makeServer` for each client session. A session answers each request as
+ * one JSON body, unless `eventStreams(initialize)` says it needs event
+ * streams (a question the server asks during a tool call, an elicitation,
+ * travels on that call's stream before its result).
  */
 export async function serveMcpHttp(
   makeServer: () => Promise<McpServer>,
   port: number,
+  eventStreams: (initialize: unknown) => boolean = () => false,
 ): Promise<McpHttpServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   let bound = port;
@@ -100,8 +104,9 @@ export async function serveMcpHttp(
       }
       const created = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        // One JSON answer per request, no event stream to open and close.
-        enableJsonResponse: true,
+        // One JSON answer per request, no event stream to open and close,
+        // unless the server may ask the client something mid-call.
+        enableJsonResponse: !eventStreams(body),
         onsessioninitialized: (sid) => {
           sessions.set(sid, created);
         },

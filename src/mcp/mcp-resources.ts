@@ -4,11 +4,13 @@
  * asks, never ahead: the first levels of the tree, capped, so a huge
  * sandbox costs a bounded walk; any readable file can be read by its URI
  * whether or not a listing showed it. Reads go through the sandbox as the
- * tools' do.
+ * tools' do, and ask approval as they do; a listing leaves out the files of
+ * areas that ask approval to read (a client lists resources unprompted).
  */
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { listEntries } from "../sandbox/io-list.js";
 import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
+import type { McpApprovals } from "./mcp-approvals.js";
 import { errorText } from "./mcp-format.js";
 import { mimeTypeOf } from "./mcp-read-tools.js";
 
@@ -46,11 +48,17 @@ function resourceMime(path: string): string {
 }
 
 /** Registers the `mountbox:///…` resources of `sandbox` on `server`. */
-export function registerResources(server: McpServer, current: () => Sandbox): void {
+export function registerResources(
+  server: McpServer,
+  current: () => Sandbox,
+  approvals?: McpApprovals,
+): void {
   const template = new ResourceTemplate(`${RESOURCE_SCHEME}://{+path}`, {
     list: async () => {
       const entries = await listEntries(policyOf(current()), "/", LIST_DEPTH).catch(() => []);
-      const files = entries.filter((e) => e.type === "file").slice(0, LIST_MAX);
+      const files = entries
+        .filter((e) => e.type === "file" && (approvals?.listable(e.path) ?? true))
+        .slice(0, LIST_MAX);
       return {
         resources: files.map((f) => ({
           uri: toResourceUri(f.path),
@@ -67,9 +75,14 @@ export function registerResources(server: McpServer, current: () => Sandbox): vo
       title: "Sandbox files",
       description: `Readable files of the sandbox, by virtual path (${RESOURCE_SCHEME}:///src/a.ts). A listing shows the first ${LIST_DEPTH} levels, at most ${LIST_MAX} files; any readable file can be read by its URI.`,
     },
-    async (uri) => {
+    async (uri, _variables, extra) => {
       try {
-        return await readResource(current(), uri);
+        if (approvals === undefined) return await readResource(current(), uri);
+        const path = decodeURIComponent(uri.pathname);
+        const read = { operation: "read", access: "read", path, dir: "parent" } as const;
+        return await approvals.run([read], "resources/read", extra, () =>
+          readResource(current(), uri),
+        );
       } catch (err) {
         // The sandbox's own message, never an fs error's (host paths).
         throw new Error(errorText("read", uri.pathname.slice(0, 4096), err));

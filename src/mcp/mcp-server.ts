@@ -4,12 +4,14 @@
  * output texts, over virtual paths — plus mountbox's `grep` and
  * `list_allowed_paths`. Every tool answers a refusal with an `isError`
  * result holding the sandbox's LLM-friendly message; nothing returns a host
- * path. See docs/mcp.md.
+ * path. A sandbox whose areas ask approval is served through the host's
+ * approval gate, one per session (mcp-approvals.ts). See docs/mcp.md.
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createSandbox, Sandbox } from "../sandbox/sandbox.js";
 import { createToolDefinitions, type ToolDefinition } from "../tools/index.js";
+import { type McpApprovalOptions, McpApprovals, needsGate } from "./mcp-approvals.js";
 import { guarded } from "./mcp-format.js";
 import { registerReadTools } from "./mcp-read-tools.js";
 import { registerResources } from "./mcp-resources.js";
@@ -48,18 +50,28 @@ export async function createMcpServer(
     version: string;
     onCall?: (call: McpCallRecord) => void;
     onRoots?: (sandbox: Sandbox | undefined) => void;
+    /** Approvals of a fixed sandbox's flagged mounts and expansion (this session's). */
+    approvals?: McpApprovalOptions;
   },
 ): Promise<McpServer> {
   const server = new McpServer({ name: "mountbox", version: opts.version });
   if (opts.onCall !== undefined) recordCalls(server, opts.onCall);
+  // Only a fixed sandbox can ask: roots and --root/--mount set no approval flags.
+  const gated =
+    sandbox instanceof Sandbox && opts.approvals !== undefined && needsGate(sandbox, opts.approvals)
+      ? new McpApprovals(server, sandbox, opts.approvals)
+      : undefined;
+  gated?.gateTools();
   const current =
-    sandbox instanceof Sandbox
-      ? () => sandbox
-      : followRoots(server, sandbox.roots.readonly, opts.onRoots);
+    gated !== undefined
+      ? gated.current
+      : sandbox instanceof Sandbox
+        ? () => sandbox
+        : followRoots(server, sandbox.roots.readonly, opts.onRoots);
   registerReadTools(server, current);
   registerWriteTools(server, current);
   registerTreeTools(server, current);
-  registerResources(server, current);
+  registerResources(server, current, gated);
   // mountbox's own tools, made once per sandbox (roots can change it).
   const made = new WeakMap<Sandbox, Promise<ToolDefinition[]>>();
   const ownOf = (sb: Sandbox) => {
