@@ -7,7 +7,7 @@
  * elicitation with a message saying how to allow it; `all` and `none` never
  * ask. The question names the virtual path only, escaped; every decision is
  * in the `--audit` log; dynamic expansion asks the same way, bounded by the
- * ceiling. Runs the built dist (`npm run build` first).
+ * ceiling. Runs the packed package's bin from an npm app (test/helpers/mcp.ts).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import {
@@ -20,7 +20,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -30,9 +30,11 @@ import {
   type ElicitResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { installPackedCli } from "./helpers/mcp.js";
 
-const REPO = resolve(import.meta.dirname, "..");
-const CLI = join(REPO, "dist/src/cli/main.js");
+/** The packed package's bin, installed in an npm app; servers run from elsewhere (CWD). */
+let CLI: string;
+let CWD: string;
 
 let base: string;
 /** The program: `/inbox` asks approval to write, `/vault` to read. */
@@ -83,6 +85,7 @@ async function connect(args: string[], answers: Answer[] | null): Promise<Sessio
     new StdioClientTransport({
       command: process.execPath,
       args: [CLI, "mcp", ...args],
+      cwd: CWD,
       stderr: "pipe",
     }),
   );
@@ -101,8 +104,8 @@ const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/u;
 const write = (s: Session, path: string, content = "x") => call(s, "write_file", { path, content });
 
 beforeAll(() => {
-  expect(existsSync(CLI), "run `npm run build` first").toBe(true);
   base = mkdtempSync(join(tmpdir(), "mountbox-mcp-approvals-"));
+  ({ bin: CLI, cwd: CWD } = installPackedCli(base));
   prog = join(base, "prog");
   for (const d of ["inbox", "vault", "src", "inboxx"])
     mkdirSync(join(prog, d), { recursive: true });
@@ -143,7 +146,7 @@ beforeAll(() => {
       "",
     ].join("\n"),
   );
-});
+}, 180_000);
 afterAll(() => {
   rmSync(base, { recursive: true, force: true });
 });
@@ -383,7 +386,11 @@ describe("--approve without asking", () => {
       join(bad, "program.yaml"),
       'sandbox: { root: ".", dynamic: { enabled: true, ceiling: [/src/../..] } }\nworkers:\n  main: { module: ./w.js }\n',
     );
-    const r = spawnSync(process.execPath, [CLI, "mcp", bad], { encoding: "utf8", input: "" });
+    const r = spawnSync(process.execPath, [CLI, "mcp", bad], {
+      cwd: CWD,
+      encoding: "utf8",
+      input: "",
+    });
     expect(r.status).toBe(2);
     expect(r.stderr).toContain("'/src/../..' is not a path the host's sandbox can read");
     expect(r.stderr).not.toContain(base);
@@ -391,6 +398,7 @@ describe("--approve without asking", () => {
 
   it("a bad --approve is a usage error (exit 2) before serving", () => {
     const r = spawnSync(process.execPath, [CLI, "mcp", prog, "--approve", "maybe\u001b[2J"], {
+      cwd: CWD,
       encoding: "utf8",
       input: "",
     });
@@ -516,6 +524,7 @@ describe("over Streamable HTTP", () => {
 
   beforeAll(async () => {
     server = spawn(process.execPath, [CLI, "mcp", prog, "--http", "0"], {
+      cwd: CWD,
       stdio: ["ignore", "pipe", "pipe"],
     });
     let err = "";

@@ -11,7 +11,7 @@
  * `src/port/`. `docs/architecture.md` follows one delegation through them.
  */
 import { realpathSync } from "node:fs";
-import { basename, dirname, isAbsolute, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type {
   UntypedWorkers,
   WorkerArgs,
@@ -22,31 +22,19 @@ import { AgentRunner, usesSpare } from "../agents/agent-runner.js";
 import { checkWorkerSandboxes } from "../agents/worker-sandbox-check.js";
 import { checkCeiling, computeCeiling } from "../approvals/expansion.js";
 import { GrantBook, type SuggestedSandbox } from "../approvals/suggested-sandbox.js";
-import {
-  type ConfigIssue,
-  configError,
-  DelegationRefusedError,
-  escapeControl,
-  ioError,
-} from "../errors/index.js";
+import { configError, DelegationRefusedError, escapeControl, ioError } from "../errors/index.js";
 import { connectMcpServers, type McpConnections } from "../mcp-client/mcp-servers.js";
-import { isLlmWorker } from "../models/worker-models.js";
 import { setUpProcesses } from "../processes/process-setup.js";
 import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
-import { listLookupPlaces } from "../threads/module-grants.js";
-import {
-  checkReadGrants,
-  computeExecArgv,
-  computeWorkerGrants,
-  llmWorkerCode,
-} from "../threads/permissions.js";
+import { computeExecArgv } from "../threads/permissions.js";
 import { SparePools } from "../threads/spare-pool.js";
 import { DEFAULT_RESOURCE_LIMITS } from "../threads/thread-start.js";
 import { type AuditLog, openAuditLog } from "./audit-log.js";
+import { codeOf, protectWorkerCode } from "./code-protection.js";
 import { EventHub } from "./event-hub.js";
 import { guardProcessSignals } from "./host-guards.js";
 import { checkHostOptions } from "./host-options.js";
-import type { HostEvent, HostOptions, WorkerSpec } from "./host-types.js";
+import type { HostEvent, HostOptions } from "./host-types.js";
 
 export type { SuggestedSandbox } from "../approvals/suggested-sandbox.js";
 
@@ -106,37 +94,7 @@ export async function createHost<Workers extends object = UntypedWorkers>(
   const ceiling = checked.dynamic?.enabled
     ? computeCeiling(given, checkCeiling(given, [checked.dynamic.ceiling ?? []].flat()))
     : undefined;
-  // Fail fast on a grant that would hand a thread a sandbox folder, or a
-  // declared package that is not installed.
-  const grantsOf = new Map<string, string[]>();
-  // Where the workers' imports are looked up: planted code there would be
-  // granted to, and run by, their next threads.
-  const lookupPlaces = new Set<string>();
-  const issues: ConfigIssue[] = [];
-  for (const [name, w] of workers) {
-    if (!w.module && !isLlmWorker(w)) continue;
-    try {
-      const resolved = codeOf(w);
-      const grants = computeWorkerGrants(resolved);
-      grantsOf.set(name, checkReadGrants(grants, given));
-      // The module's folder, its helper folders, and every package folder
-      // granted (a workspace package looks up its imports from its own
-      // folder upwards, e.g. packages/node_modules before the root's).
-      const folders = [
-        dirname(resolved.module),
-        ...(resolved.dependencies ?? []).filter(isAbsolute),
-        ...grants,
-      ];
-      for (const f of folders) for (const place of listLookupPlaces(f)) lookupPlaces.add(place);
-    } catch (err) {
-      issues.push({ path: ["workers", name, "dependencies"], message: (err as Error).message });
-    }
-  }
-  if (issues.length > 0) throw configError(issues);
-  const root = protectCode(given, options.sandbox, basePath, [
-    ...[...grantsOf.values()].flat(),
-    ...lookupPlaces,
-  ]);
+  const { root, grantsOf } = protectWorkerCode(given, options.sandbox, basePath, workers);
   // A worker `sandbox` key that some caller can never satisfy fails here,
   // naming the worker, the path and the key, instead of deep in a run.
   const unsatisfiable = checkWorkerSandboxes(root, workers, maxDepth);
@@ -250,54 +208,11 @@ export async function createHost<Workers extends object = UntypedWorkers>(
   return host as Host<Workers>;
 }
 
-/** A worker's code: its module and dependencies, or the built-in LLM worker's. */
-function codeOf(w: WorkerSpec): { module: string; dependencies: readonly string[] } {
-  if (w.module) return { module: w.module, dependencies: w.dependencies ?? [] };
-  const llm = llmWorkerCode();
-  return { module: llm.module, dependencies: llm.dependencies ?? [] };
-}
-
 function toSandbox(s: HostOptions["sandbox"], basePath: string): Sandbox {
   if (s instanceof Sandbox) return s;
   // No sandbox configured: no worker has any file access.
   if (s === undefined) return createSandbox({ paths: {} });
   return createSandbox(s, { basePath });
-}
-
-/**
- * Worker code inside a writable sandbox area (root ".", workers and
- * node_modules in the project) could be changed by one agent for every
- * later thread — and for the host itself. A sandbox built from a config gets
- * those paths added to its `protected` list (writes refused, reads as
- * before); a `Sandbox` object passed in cannot be changed, so it is refused.
- * @throws ConfigError naming the writable code paths of a given `Sandbox`
- */
-function protectCode(
-  sandbox: Sandbox,
-  config: HostOptions["sandbox"],
-  basePath: string,
-  grants: readonly string[],
-): Sandbox {
-  const table = policyOf(sandbox).table;
-  const writable = new Set<string>();
-  for (const g of grants) {
-    const v = table.mapBack(g);
-    if (v !== undefined && sandbox.canWrite(v)) writable.add(v);
-  }
-  if (writable.size === 0) return sandbox;
-  if (config instanceof Sandbox || config === undefined) {
-    throw configError([
-      {
-        path: ["sandbox"],
-        message: `worker code is writable by agents at ${[...writable].sort().join(", ")}: an agent could change what later threads and the host run. Mount it read-only, or add it to the sandbox's 'protected' list`,
-      },
-    ]);
-  }
-  const existing = (config as { protected?: string[] }).protected ?? [".git"];
-  return createSandbox(
-    { ...config, protected: [...existing, ...[...writable].sort()] } as typeof config,
-    { basePath },
-  );
 }
 
 /**
