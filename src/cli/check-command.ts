@@ -18,10 +18,12 @@ Validates <program-dir>/program.yaml and every worker (workers/*.worker and
 the modules they name) as 'mountbox run' would load them, and prints the
 effective permissions: each worker along each delegation path it can be
 called along, against each top-level area (the root and the mounts), with
-the approvals each area asks for, and shell, network and isolation per worker.
+the approvals each area asks for, and shell, network and isolation per worker;
+then the program's MCP servers (kind, approval, the workers naming them),
+none of them started, no env or header value shown.
 
 Options:
-  --json       One JSON object: { ok, areas, rows } or { ok: false, message, issues }
+  --json       One JSON object: { ok, areas, rows, mcpServers } or { ok: false, message, issues }
   -h, --help   Show this help
 
 Exit status: 0 if the program is valid; 2 on a configuration error or bad usage.

@@ -40,10 +40,23 @@ export interface MatrixRow {
   isolation: "thread" | "process";
 }
 
+/**
+ * One MCP server of the program, as configured — `check` starts none and
+ * shows no value of its `env` or `headers`.
+ */
+export interface MatrixMcpServer {
+  name: string;
+  kind: "stdio" | "http";
+  approval: "always" | "never";
+  /** Workers naming it in `mcp` (a callee uses it only if its caller may too). */
+  workers: string[];
+}
+
 /** What `mountbox check` prints. */
 export interface PermissionMatrix {
   areas: MatrixArea[];
   rows: MatrixRow[];
+  mcpServers: MatrixMcpServer[];
 }
 
 /** Computes the matrix of a loaded (and so validated) program. */
@@ -78,7 +91,26 @@ export function buildPermissionMatrix(def: ProgramDefinition): PermissionMatrix 
     (a, b) =>
       a.chain.length - b.chain.length || a.chain.join("\0").localeCompare(b.chain.join("\0")),
   );
-  return { areas, rows };
+  return { areas, rows, mcpServers: listMcpServers(def) };
+}
+
+/** The program's MCP servers (already checked by loading), by name. */
+function listMcpServers(def: ProgramDefinition): MatrixMcpServer[] {
+  const servers = (def.options.mcpServers ?? {}) as Record<
+    string,
+    { command?: unknown; approval?: "always" | "never" }
+  >;
+  return Object.keys(servers)
+    .sort()
+    .map((name) => ({
+      name,
+      kind: servers[name]?.command !== undefined ? ("stdio" as const) : ("http" as const),
+      approval: servers[name]?.approval ?? "never",
+      workers: Object.entries(def.options.workers)
+        .filter(([, w]) => w.mcp?.includes(name))
+        .map(([w]) => w)
+        .sort(),
+    }));
 }
 
 /** `r`/`w` for the whole area, `r*`/`w*` when a granted path lies inside it. */
@@ -122,16 +154,37 @@ export function formatPermissionMatrix(m: PermissionMatrix): string {
     r.network ? "yes" : "no",
     r.isolation,
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
-  const line = (cells: string[]) =>
-    `  ${cells.map((c, i) => c.padEnd(widths[i]!)).join("  ")}`.trimEnd();
   return [
     "Areas:",
     ...areaLines,
     "",
     "Each worker along each path it can be called along (r read, w write, * only part of the area, - nothing; host code and .git are never writable):",
-    line(header),
-    ...body.map(line),
+    ...formatTable(header, body),
     "",
+    ...formatMcpServers(m.mcpServers),
   ].join("\n");
+}
+
+/** The MCP section, when the program has servers. */
+function formatMcpServers(servers: readonly MatrixMcpServer[]): string[] {
+  if (servers.length === 0) return [];
+  const body = servers.map((s) => [
+    escapeControl(s.name),
+    s.kind,
+    s.approval === "always" ? "every call" : "no",
+    s.workers.map((w) => escapeControl(w)).join(", ") || "none (not started)",
+  ]);
+  return [
+    "MCP servers (not started by check; env and header values not shown; a callee uses a server only if its caller may):",
+    ...formatTable(["server", "kind", "approval", "workers (mcp)"], body),
+    "",
+  ];
+}
+
+/** Rows of cells, aligned in columns, indented by two spaces. */
+function formatTable(header: string[], body: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
+  const line = (cells: string[]) =>
+    `  ${cells.map((c, i) => c.padEnd(widths[i]!)).join("  ")}`.trimEnd();
+  return [line(header), ...body.map(line)];
 }

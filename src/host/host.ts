@@ -121,6 +121,11 @@ export async function createHost<Workers extends object = UntypedWorkers>(
   // Process workers: kernel confinement must work here (else a ConfigError),
   // and their spares start now.
   const processes = await setUpProcesses(workers, root, checked.warmProcesses, codeOf);
+  // What was started so far, stopped again if setup fails after it.
+  const stopStarted = async () => {
+    await pool?.close();
+    await processes?.spares?.close();
+  };
   // MCP servers some worker names: connected once, shared (a failure is a ConfigError).
   const mcpNames = new Set([...workers.values()].flatMap((w) => w.mcp ?? []));
   let mcp: McpConnections | undefined;
@@ -130,42 +135,51 @@ export async function createHost<Workers extends object = UntypedWorkers>(
         ? await connectMcpServers(checked.mcpServers, mcpNames, basePath)
         : undefined;
   } catch (err) {
-    await pool?.close();
-    await processes?.spares?.close();
+    await stopStarted();
     throw err;
   }
   const hub = new EventHub(options.onEvent);
   const grants = new GrantBook(workers);
   // A log that cannot be written stops everything: nothing runs unaudited.
   let auditFailure: Error | undefined;
-  const audit =
-    checked.auditLog === undefined
-      ? undefined
-      : openAuditOrThrow(checked.auditLog, () => {
-          auditFailure = ioError(
-            "audit",
-            undefined,
-            "the audit log could not be written; this host runs no more agents",
-          );
-          runner.close(auditFailure);
-        });
-  const runner = new AgentRunner({
-    workers,
-    maxDepth,
-    maxAgents,
-    maxThreads,
-    hub,
-    pool,
-    processes,
-    models,
-    mcp,
-    approvals: {
-      onApproval: checked.onApproval,
-      audit,
-      ceiling,
-      onGrant: (g) => grants.add(g),
-    },
-  });
+  let audit: ReturnType<typeof openAuditOrThrow> | undefined;
+  let runner: AgentRunner;
+  try {
+    audit =
+      checked.auditLog === undefined
+        ? undefined
+        : openAuditOrThrow(checked.auditLog, () => {
+            auditFailure = ioError(
+              "audit",
+              undefined,
+              "the audit log could not be written; this host runs no more agents",
+            );
+            runner.close(auditFailure);
+          });
+    runner = new AgentRunner({
+      workers,
+      maxDepth,
+      maxAgents,
+      maxThreads,
+      hub,
+      pool,
+      processes,
+      models,
+      mcp,
+      approvals: {
+        onApproval: checked.onApproval,
+        audit,
+        ceiling,
+        onGrant: (g) => grants.add(g),
+      },
+    });
+  } catch (err) {
+    // The MCP servers started are stopped (their process groups gone), not left behind.
+    audit?.close();
+    await mcp?.close();
+    await stopStarted();
+    throw err;
+  }
   // From now on a signal cannot open the inspector (see host-guards.ts).
   guardProcessSignals();
   const running = new Set<Promise<unknown>>();

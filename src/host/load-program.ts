@@ -26,6 +26,7 @@ import { ConfigError, type ConfigIssue, configError, escapeControl } from "../er
 import { createSandbox, policyOf } from "../sandbox/sandbox.js";
 import { isPathLike } from "../threads/module-grants.js";
 import type { HostOptions, WorkerSpec } from "./host-types.js";
+import { checkProgramMcp } from "./program-mcp-check.js";
 
 const PROGRAM_FILE = "program.yaml";
 const WORKER_SUFFIX = ".worker";
@@ -154,6 +155,7 @@ export async function loadProgramDefinition(dir: string): Promise<ProgramDefinit
   if (program.isolation !== undefined) options.isolation = program.isolation;
   if (program.mcpServers !== undefined)
     options.mcpServers = program.mcpServers as NonNullable<HostOptions["mcpServers"]>;
+  checkProgramMcp(options, sources, PROGRAM_FILE);
   const out: ProgramDefinition = { options, workers: sources };
   if (program.model !== undefined) out.model = program.model;
   return out;

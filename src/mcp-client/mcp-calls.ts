@@ -13,8 +13,8 @@ import type { McpConnections } from "./mcp-servers.js";
 
 /** Longest text an MCP call answers with; the rest is cut with a note. */
 const MAX_RESULT_CHARS = 100_000;
-/** Tool names as model providers take them (OpenAI: `^[a-zA-Z0-9_-]{1,64}$`). */
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** Most tool names a refusal lists. */
+const MAX_LISTED_TOOLS = 20;
 
 /**
  * The servers `agent` may use: its worker's `mcp`, and for a callee only
@@ -31,9 +31,10 @@ export function effectiveMcpServers(
 }
 
 /**
- * The tools an LLM agent is offered for `servers`: `SERVER__TOOL`, each
- * with the server's description and input schema. A tool whose prefixed
- * name is not a plain name of at most 64 characters is left out.
+ * The tools an LLM agent is offered for `servers`, as their servers list
+ * them now: `SERVER__TOOL`, each with the server's description and input
+ * schema (names were checked at listing: plain, at most 64 characters;
+ * server names make them unique).
  */
 export function mcpToolsFor(
   conns: McpConnections | undefined,
@@ -47,7 +48,7 @@ export function mcpToolsFor(
     if (!c) continue;
     for (const t of c.tools) {
       const name = `${s}__${t.name}`;
-      if (!TOOL_NAME.test(name) || seen.has(name)) continue;
+      if (seen.has(name)) continue;
       seen.add(name);
       out.push({
         name,
@@ -64,7 +65,10 @@ export function mcpToolsFor(
 /**
  * Serves one `mcp.call` of `agent` (arguments already checked by the port):
  * refused unless the agent may use the server and the server lists the
- * tool; asks approval when the server says `always`.
+ * tool now; asks approval when the server says `always`; waits for a slot
+ * of the server (`MAX_CALLS_PER_SERVER`) and restarts it if it
+ * stopped. Answers once a tool list the server announced changed during
+ * the call has been read, so agents started after see it.
  */
 export async function serveAgentMcpCall(
   hub: EventHub,
@@ -80,12 +84,15 @@ export async function serveAgentMcpCall(
     throw new DelegationRefusedError(
       `Worker '${agent.worker}' may not use the MCP server '${escapeControl(server.slice(0, 100))}'. It may use: ${allowed.length ? allowed.join(", ") : "no MCP servers"}.`,
     );
-  // Only what the model was offered: a name providers refuse is not offered,
-  // so not callable either (a thread could send it straight over the port).
-  if (!conn.tools.some((t) => t.name === tool) || !TOOL_NAME.test(`${server}__${tool}`))
+  // Only what the server lists now (a thread could send any name straight
+  // over the port; a tool the server removed since the agent started is gone).
+  await conn.settled();
+  if (!conn.tools.some((t) => t.name === tool)) {
+    const names = conn.tools.slice(0, MAX_LISTED_TOOLS).map((t) => `${server}__${t.name}`);
     throw new DelegationRefusedError(
-      `The MCP server '${server}' has no tool '${escapeControl(tool.slice(0, 100))}'.`,
+      `The MCP server '${server}' has no tool '${escapeControl(tool.slice(0, 100))}' (not any more, if it was offered: its tool list changed). Its tools now: ${names.length ? names.join(", ") + (conn.tools.length > names.length ? ", …" : "") : "none"}.`,
     );
+  }
   const started = Date.now();
   const emit = (outcome: "ok" | "error" | "denied") =>
     hub.emit({
@@ -107,20 +114,22 @@ export async function serveAgentMcpCall(
       throw err;
     }
   }
+  let result: Awaited<ReturnType<typeof conn.call>>;
   try {
-    const result = await conn.client.callTool({ name: tool, arguments: args }, undefined, {
-      signal: agent.controller.signal,
-    });
-    const text = resultText(result);
-    emit(result.isError === true ? "error" : "ok");
-    return result.isError === true ? `Error from the tool: ${text}` : text;
+    result = await conn.call(tool, args, agent.controller.signal);
   } catch (err) {
     emit("error");
-    // The server's own error text (a protocol or tool error), never a host stack.
+    if (err instanceof DelegationRefusedError) throw err;
+    // The server's own error text (a protocol or tool error), never a host
+    // stack, a URL, nor a value of its env or headers.
     throw new DelegationRefusedError(
-      `The MCP tool '${server}__${escapeControl(tool.slice(0, 100))}' failed: ${escapeControl(String((err as Error)?.message ?? err).slice(0, 500))}`,
+      `The MCP tool '${server}__${escapeControl(tool.slice(0, 100))}' failed: ${conn.describe(err, 500)}`,
     );
   }
+  await conn.settled();
+  const text = resultText(result);
+  emit(result.isError === true ? "error" : "ok");
+  return result.isError === true ? `Error from the tool: ${text}` : text;
 }
 
 /** A call's content as text: text parts joined; other parts named. */

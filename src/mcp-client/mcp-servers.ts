@@ -9,13 +9,9 @@
  * (`getDefaultEnvironment()`: HOME, LOGNAME, PATH, SHELL, TERM, USER) plus
  * exactly the `env` given — never the host's whole environment.
  */
-import { resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type ConfigIssue, configError, escapeControl } from "../errors/index.js";
 import { isPlainObject } from "../port/arg-checks.js";
+import { McpServerConnection } from "./mcp-connection.js";
 
 /** Whether each call of a server's tools asks the host's approver first. */
 export type McpApproval = "always" | "never";
@@ -51,12 +47,14 @@ export interface McpToolInfo {
   inputSchema: Record<string, unknown>;
 }
 
-/** Server names: they prefix tool names (`NAME__tool`), so kept plain. */
-const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
+/**
+ * Server names: they prefix tool names (`NAME__tool`), so kept plain — and
+ * without `__` and a last `_`, so the first `__` of a tool name always ends
+ * the server's name: `a_` + `x` and `a` + `_x` cannot both be `a___x`.
+ */
+const SERVER_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9_-]{0,30}[A-Za-z0-9-])?$/;
 const STDIO_KEYS = ["command", "args", "env", "cwd", "approval"];
 const HTTP_KEYS = ["url", "headers", "approval"];
-/** How long connecting and listing may take at createHost. */
-const CONNECT_TIMEOUT_MS = 30_000;
 
 /**
  * Checks `mcpServers` and each worker's `mcp` list (names of known
@@ -79,7 +77,7 @@ export function checkMcpServers(
           issues.push({
             path: at,
             message:
-              "a server name may use letters, digits, '_' and '-' (no '__'), starts with a letter or digit, at most 32 characters",
+              "a server name may use letters, digits, '_' and '-', starts with a letter or digit, has no '__' and does not end with '_' (tools are named SERVER__TOOL), at most 32 characters",
           });
           continue;
         }
@@ -107,7 +105,7 @@ export function checkMcpServers(
       if (!out.has(s))
         issues.push({
           path: [...at, i],
-          message: `no MCP server named '${escapeControl(s.slice(0, 100))}' (mcpServers: ${[...out.keys()].join(", ") || "none"})`,
+          message: `no MCP server named '${escapeControl(s.slice(0, 100))}' (MCP servers: ${[...out.keys()].join(", ") || "none"})`,
         });
     });
   }
@@ -179,123 +177,56 @@ function isStringRecord(v: unknown): v is Record<string, string> {
   return isPlainObject(v) && Object.values(v).every((x) => typeof x === "string");
 }
 
-/** One connected server. */
-export interface McpConnection {
-  name: string;
-  approval: McpApproval;
-  tools: McpToolInfo[];
-  client: Client;
-}
-
-/** The host's connected servers. */
+/** The host's servers, by name. */
 export class McpConnections {
-  readonly #servers: Map<string, McpConnection>;
-  constructor(servers: Map<string, McpConnection>) {
+  readonly #servers: Map<string, McpServerConnection>;
+  constructor(servers: Map<string, McpServerConnection>) {
     this.#servers = servers;
   }
-  get(name: string): McpConnection | undefined {
+  /** The server named `name`, if the host holds it. */
+  get(name: string): McpServerConnection | undefined {
     return this.#servers.get(name);
   }
+  /** How many servers the host holds. */
   get size(): number {
     return this.#servers.size;
   }
-  /** Closes every connection (stdio servers are stopped). */
+  /** Stops every server (a stdio server with its whole process group). */
   async close(): Promise<void> {
-    await Promise.allSettled([...this.#servers.values()].map((s) => s.client.close()));
+    await Promise.allSettled([...this.#servers.values()].map((s) => s.close()));
   }
 }
 
 /**
- * Connects to each server in `names` and lists its tools, all at once.
- * @throws ConfigError naming each server that failed (no command, env or header in the message)
+ * Connects to each server in `names` and lists its tools, all at once; if
+ * any fails, those started are stopped again.
+ * @throws ConfigError naming each server that failed (no command, env, header or URL in the message)
  */
 export async function connectMcpServers(
   configs: ReadonlyMap<string, McpServerConfig>,
   names: ReadonlySet<string>,
   basePath: string,
 ): Promise<McpConnections> {
-  const connected = new Map<string, McpConnection>();
+  const servers = new Map<string, McpServerConnection>();
   const issues: ConfigIssue[] = [];
   await Promise.all(
     [...names].map(async (name) => {
-      const config = configs.get(name)!;
-      const client = new Client({ name: "mountbox", version: "1" });
+      const server = new McpServerConnection(name, configs.get(name)!, basePath);
+      servers.set(name, server);
       try {
-        const transport = makeTransport(config, basePath);
-        await withTimeout(client.connect(transport), name);
-        const tools: McpToolInfo[] = [];
-        let cursor: string | undefined;
-        do {
-          const page = await withTimeout(
-            client.listTools(cursor === undefined ? {} : { cursor }),
-            name,
-          );
-          for (const t of page.tools)
-            tools.push({
-              name: t.name,
-              ...(t.description !== undefined ? { description: t.description } : {}),
-              inputSchema: t.inputSchema as Record<string, unknown>,
-            });
-          cursor = page.nextCursor;
-        } while (cursor !== undefined && tools.length < 1000);
-        connected.set(name, { name, approval: config.approval ?? "never", tools, client });
+        await server.start();
       } catch (err) {
-        await client.close().catch(() => undefined);
         issues.push({
           path: ["mcpServers", name],
-          message: `MCP server '${name}' could not be started or listed: ${describeFailure(err)}`,
+          message: `MCP server '${name}' could not be started or listed: ${server.describe(err)}`,
         });
       }
     }),
   );
+  const conns = new McpConnections(servers);
   if (issues.length > 0) {
-    await Promise.allSettled([...connected.values()].map((c) => c.client.close()));
+    await conns.close();
     throw configError(issues);
   }
-  return new McpConnections(connected);
-}
-
-function makeTransport(config: McpServerConfig, basePath: string): Transport {
-  if ("command" in config)
-    return new StdioClientTransport({
-      command: config.command,
-      args: config.args ?? [],
-      // Merged by the SDK over getDefaultEnvironment() (HOME, PATH, …): the
-      // host's own environment (its API keys) is not passed on.
-      env: config.env ?? {},
-      cwd: config.cwd === undefined ? basePath : resolve(basePath, config.cwd),
-      stderr: "ignore",
-    });
-  return new StreamableHTTPClientTransport(
-    new URL(config.url),
-    config.headers ? { requestInit: { headers: config.headers } } : undefined,
-  );
-}
-
-async function withTimeout<T>(p: Promise<T>, name: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      p,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`no answer from '${name}' within ${CONNECT_TIMEOUT_MS} ms`)),
-          CONNECT_TIMEOUT_MS,
-        );
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/**
- * Why a server failed, without what may be a secret: the error's code
- * (ENOENT, …) or its class and a short message with URLs cut out.
- */
-function describeFailure(err: unknown): string {
-  const code = (err as { code?: unknown })?.code;
-  if (typeof code === "string") return code;
-  const msg = err instanceof Error ? err.message : String(err);
-  return escapeControl(msg.replace(/\bhttps?:\/\/\S+/g, "<url>").slice(0, 200));
+  return conns;
 }
