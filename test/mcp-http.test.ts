@@ -332,4 +332,37 @@ describe("mountbox mcp <program-dir> --worker NAME", () => {
     expect(r.text).toContain("/src");
     await client.close();
   });
+
+  it("keeps the program's code as a run keeps it: no worker module or package it imports is writable", async () => {
+    const prog = join(base, "prog-code");
+    mkdirSync(join(prog, "lib"), { recursive: true });
+    mkdirSync(join(prog, "node_modules", "pkg"), { recursive: true });
+    writeFileSync(join(prog, "main.js"), 'import "pkg";\nexport default 1;\n');
+    writeFileSync(join(prog, "lib", "other.js"), "export default 2;\n");
+    writeFileSync(join(prog, "node_modules", "pkg", "package.json"), '{"name":"pkg"}');
+    writeFileSync(join(prog, "node_modules", "pkg", "index.js"), "export {};\n");
+    writeFileSync(
+      join(prog, "program.yaml"),
+      [
+        'sandbox: { root: "." }',
+        "workers:",
+        "  main: { module: ./main.js, dependencies: [pkg] }",
+        "  other: { module: ./lib/other.js }",
+        "",
+      ].join("\n"),
+    );
+    const { client } = await mcpStdio([prog]);
+    for (const path of ["/main.js", "/lib/other.js", "/node_modules/pkg/index.js"]) {
+      const w = await call(client, "write_file", { path, content: "process.exit(7)" });
+      expect(w.isError, path).toBe(true);
+      expect(w.text, path).toContain("protected");
+      expect(w.text, path).not.toContain(base);
+    }
+    expect(readFileSync(join(prog, "lib", "other.js"), "utf8")).toBe("export default 2;\n");
+    // The rest of the root stays writable.
+    expect((await call(client, "write_file", { path: "/notes.md", content: "n" })).isError).toBe(
+      false,
+    );
+    await client.close();
+  });
 });

@@ -7,6 +7,8 @@ import { listWorkerReaches } from "../agents/worker-sandbox-check.js";
 import { checkCeiling, computeCeiling } from "../approvals/expansion.js";
 import type { SandboxConfig } from "../config/sandbox-config.js";
 import { escapeControl } from "../errors/index.js";
+import { protectWorkerCode } from "../host/code-protection.js";
+import { checkHostOptions } from "../host/host-options.js";
 import { loadProgramDefinition } from "../host/load-program.js";
 import { createSandbox, Sandbox } from "../sandbox/sandbox.js";
 import { UsageError } from "./cli-io.js";
@@ -48,7 +50,16 @@ export async function loadWorkerServing(dir: string, worker?: string): Promise<W
     throw new UsageError(
       `${worker === undefined ? "name the worker whose sandbox to serve (--worker)" : `no worker named '${escapeControl(worker.slice(0, 60))}'`}; workers: ${escapeControl(names.join(", ")) || "none"}`,
     );
-  const root = makeRootSandbox(options);
+  // As createHost protects it: an MCP client may not change what the next
+  // `mountbox run` of this program executes (its workers' code, the
+  // packages they import) any more than an agent may.
+  const checked = checkHostOptions(options);
+  const { root } = protectWorkerCode(
+    makeRootSandbox(options),
+    options.sandbox,
+    checked.basePath,
+    checked.workers,
+  );
   const reach = listWorkerReaches(root, new Map(Object.entries(options.workers)), 1).find(
     (r) => r.chain.length === 1 && r.chain[0] === name,
   );
