@@ -29,7 +29,7 @@ import {
   type ToolOptions,
 } from "../src/index.js";
 import { assertBuilt } from "./conformance/thread.js";
-import { describeWithBwrap } from "./helpers/bwrap.js";
+import { describeWithBwrap, IS_ROOT } from "./helpers/bwrap.js";
 import { makeTempDir, removeDir, writeTree } from "./helpers/tree.js";
 
 const createHost = createBuiltHost as unknown as (o: HostOptions) => Promise<Host>;
@@ -469,6 +469,21 @@ describeWithBwrap("git tools (bubblewrap)", () => {
       /Cannot use git on '\/to-src\/a\.ts': it leads \(through a link\) into the repository/,
     );
   });
+
+  // Only root can give a repository to another owner (CI runs as root).
+  it.skipIf(!IS_ROOT)(
+    "works on a repository of another owner (unmapped in the namespace: safe.directory)",
+    async () => {
+      const chown = spawnSync("chown", ["-R", "1000:1000", repo]);
+      expect(chown.status).toBe(0);
+      writeFileSync(join(repo, "src/a.ts"), "changed\n");
+      const sb = createSandbox({ root: repo });
+      // Git refuses it by itself: its owner shows as nobody's there.
+      const plain = await runCommand(sb, "git status --porcelain");
+      expect(plain.stderr).toMatch(/dubious ownership/);
+      expect(await (await gitTools(sb))("git_status")).toContain(" M /src/a.ts");
+    },
+  );
 
   it("asks approval as a shell command does where an area needs it", async () => {
     const asked: string[] = [];
