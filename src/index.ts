@@ -42,6 +42,8 @@ export {
   type SerializedSandboxError,
   SuffixNotAllowedError,
 } from "./errors/index.js";
+// Git tools (issue 24): run one over an in-process sandbox, host-side.
+export { type GitToolOptions, runGitTool } from "./git/git-tools.js";
 export {
   createHost,
   type Host,
@@ -111,6 +113,9 @@ export {
   createToolDefinitions,
   DEFAULT_LIMITS,
   type DelegateFunction,
+  GIT_TOOL_NAMES,
+  type GitFunction,
+  type GitToolName,
   type RunCommandFunction,
   type ShellResult,
   TOOL_NAMES,

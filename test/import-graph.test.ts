@@ -96,6 +96,7 @@ describe("thread code loads nothing host-side", () => {
       'src/ai-sdk/index.js: "ai"',
       'src/tools/grep.js: "../pool/index.js"',
       'src/tools/grep.js: "../sandbox/sandbox.js"',
+      'src/tools/index.js: "../git/git-tools.js"',
       'src/tools/index.js: "./approvals.js"',
       "workers/process-entry.js: preload",
       "workers/run-worker.js: boot.moduleUrl",
@@ -116,6 +117,16 @@ const LAYERS: Record<string, RegExp[]> = {
     /^src\/errors(\.ts|\/)/,
     /^src\/pool\//,
     /^src\/approvals\//,
+    // `git: true` over an in-process Sandbox loads the host-side runner.
+    /^src\/git\/git-tools\.ts$/,
+  ],
+  // The host side of the git tools: git run under the OS layer's confinement.
+  "src/git": [
+    /^src\/git\//,
+    /^src\/os\//,
+    /^src\/sandbox\//,
+    /^src\/errors(\.ts|\/)/,
+    /^src\/tools\/(git|types)\.ts$/,
   ],
   // `mountbox mcp`: the sandbox and the tool layer served over MCP, the
   // host's approval gate and audit line format; of the CLI only what every

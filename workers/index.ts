@@ -12,6 +12,7 @@
  * small and imports no host code: no zod, no sandbox, no fs.
  */
 import type { Attachment, LogLevel, RunCommandReply } from "../src/port/protocol.js";
+import type { GitToolName } from "../src/tools/types.js";
 import type { WorkerSandbox } from "./sandbox-client.js";
 import type { UntypedWorkers, WorkerArgs, WorkerName, WorkerOutput } from "./worker-types.js";
 
@@ -35,6 +36,7 @@ export {
   SuffixNotAllowedError,
 } from "../src/errors/index.js";
 export type { Attachment, LogLevel, RunCommandReply } from "../src/port/protocol.js";
+export type { GitToolName } from "../src/tools/types.js";
 export type {
   FileEdit,
   FileStat,
@@ -86,6 +88,16 @@ export interface WorkerContext<Delegates extends object = UntypedWorkers> {
    * workers with `shell: true` (others get `DelegationRefusedError`).
    */
   runCommand(command: string, opts?: { timeoutMs?: number }): Promise<RunCommandReply>;
+  /**
+   * Runs a git tool (`git_status`, `git_diff`, `git_log`, `git_commit`)
+   * with its arguments (those of the tool of the same name) and resolves
+   * with its text; the host runs git under OS enforcement over this
+   * agent's sandbox. Only for workers with `git: true` (others get
+   * `DelegationRefusedError`); a refusal (the repository not wholly
+   * readable, `.git` protected, …) rejects with a mountbox error. Also a
+   * `git` option for the tool layer: `createSandboxTools(ctx.sandbox, { git: ctx.git })`.
+   */
+  git(tool: GitToolName, args?: Record<string, unknown>): Promise<string>;
 }
 
 /** Options of {@link WorkerContext.delegate}. */

@@ -7,7 +7,7 @@
  * `streamText` for a worker with `stream: true`): the model is a proxy
  * whose calls cross the port (the host holds the real one), and the tools
  * are the tool layer's over `ctx.sandbox`, `call_worker` bound to
- * `ctx.delegate` and `shell` to `ctx.runCommand`.
+ * `ctx.delegate`, `shell` to `ctx.runCommand` and the git tools to `ctx.git`.
  */
 import { generateText, jsonSchema, stepCountIs, streamText, type Tool, tool } from "ai";
 import { createSandboxTools } from "../src/ai-sdk/index.js";
@@ -37,6 +37,8 @@ export default defineWorker(async (raw: unknown, ctx: WorkerContext) => {
   if (cfg.shell)
     opts.runCommand = (command, o) =>
       ctx.runCommand(command, o.timeoutMs === undefined ? undefined : { timeoutMs: o.timeoutMs });
+  // The host runs git (the thread never does): each call crosses the port.
+  if (cfg.git) opts.git = (tool, args) => ctx.git(tool, args);
   const tools: Record<string, Tool> = { ...(await createSandboxTools(ctx.sandbox, opts)) };
   // MCP tools of the servers this agent may use (the host chose them): each
   // call crosses the port; the host holds the connection.

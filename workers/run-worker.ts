@@ -9,6 +9,7 @@ import { hideHostPaths, isNodeErrorCode, SandboxError } from "../src/errors/inde
 import type { PortLike } from "../src/port/frames.js";
 import {
   DELEGATE_OP,
+  GIT_OP,
   type LogLevel,
   MCP_CALL_OP,
   RUN_COMMAND_OP,
@@ -29,6 +30,7 @@ import {
   MODEL_CALL,
   type ModelCallFunction,
 } from "./model-client.js";
+import type { GitToolName } from "../src/tools/types.js";
 import { describeModuleLoadedAsCommonJs, findModuleLoadedAsCommonJs } from "./module-format.js";
 import { createSandboxClient } from "./sandbox-client.js";
 
@@ -84,6 +86,9 @@ export async function runWorker(host: WorkerHost, boot: ThreadBootData): Promise
         RUN_COMMAND_OP,
         opts === undefined ? [command] : [command, opts],
       ) as Promise<RunCommandReply>;
+    },
+    git(tool: GitToolName, args?: Record<string, unknown>) {
+      return client.call(GIT_OP, args === undefined ? [tool] : [tool, args]) as Promise<string>;
     },
     log(message: unknown, level: LogLevel = "info") {
       const text = typeof message === "string" ? message : safeStringify(message);

@@ -29,7 +29,12 @@ import type { AgentThreadOptions, AgentThreadResult } from "../threads/thread-op
 import { Admission, type ThreadWatch } from "./admission.js";
 import { type Agent, createAgent, pickDeadline, startDeadlineTimer } from "./agent.js";
 import { reportFailed, reportFinished, reportLog, reportStarted } from "./agent-events.js";
-import { buildLlmInput, serveAgentCommand, serveAgentModelCall } from "./agent-services.js";
+import {
+  buildLlmInput,
+  serveAgentCommand,
+  serveAgentGit,
+  serveAgentModelCall,
+} from "./agent-services.js";
 import { type DelegationContext, delegate } from "./delegation.js";
 import { auditWhenSettled, reportOperation } from "./operation-report.js";
 import { applyWorkerSandbox } from "./worker-sandbox.js";
@@ -253,6 +258,7 @@ export class AgentRunner {
         ),
       onRunCommand: (command, request) =>
         auditWhenSettled(agent, "runCommand", serveAgentCommand(agent, command, request)),
+      onGit: (tool, args) => auditWhenSettled(agent, "git", serveAgentGit(agent, tool, args), tool),
       onOperation: (op, path, error, aborted) =>
         reportOperation(this.#hub, agent, op, path, error, aborted),
       // The run waits for what its hooks still run: stop them (a callee is

@@ -1,10 +1,11 @@
 /**
  * What an agent's thread asks the host for besides sandbox operations and
  * delegations: an LLM agent's configuration and model calls (the thread
- * never names a model, nor needs the network), and `ctx.runCommand` for
- * workers with `shell: true`.
+ * never names a model, nor needs the network), `ctx.runCommand` for
+ * workers with `shell: true` and `ctx.git` for workers with `git: true`.
  */
 import { DelegationRefusedError, escapeControl } from "../errors/index.js";
+import { runGitTool } from "../git/git-tools.js";
 import type { EventHub } from "../host/event-hub.js";
 import type { HostEvent, WorkerSpec } from "../host/host-types.js";
 import { type ModelCallInfo, serveModelCall } from "../models/model-calls.js";
@@ -17,6 +18,7 @@ import type {
   RunCommandReply,
   RunCommandRequest,
 } from "../port/protocol.js";
+import type { GitToolName } from "../tools/types.js";
 import type { Agent } from "./agent.js";
 
 /** Default time limit of `ctx.runCommand`. */
@@ -39,6 +41,7 @@ export function buildLlmInput(
     shell: spec.shell === true,
     input,
   };
+  if (spec.git === true) out.git = true;
   if (spec.maxSteps !== undefined) out.maxSteps = spec.maxSteps;
   if (spec.stream === true) out.stream = true;
   if (spec.tools !== undefined) out.toolNames = [...spec.tools];
@@ -151,4 +154,27 @@ export async function serveAgentCommand(
     notes: [...r.notes],
     confined: r.confined,
   };
+}
+
+/**
+ * Serves `ctx.git(tool, args)` for workers with `git: true`: the git tool
+ * runs here, under OS enforcement over the agent's sandbox, within its
+ * deadline. Asks approval as a shell command does (git reads, and a commit
+ * writes, the whole repository).
+ */
+export async function serveAgentGit(
+  agent: Agent,
+  tool: GitToolName,
+  args: Record<string, unknown>,
+): Promise<string> {
+  if (agent.spec.git !== true)
+    throw new DelegationRefusedError(
+      `Git tools are not enabled for worker '${agent.worker}': it may not use them (give it 'git: true').`,
+    );
+  let timeoutMs = DEFAULT_COMMAND_TIMEOUT_MS;
+  if (agent.deadline) timeoutMs = Math.min(timeoutMs, agent.deadline.at - Date.now());
+  if (timeoutMs < 1)
+    throw new DelegationRefusedError("No time is left before this agent's deadline.");
+  const sandbox = agent.gate ? await agent.gate.checkShell(tool) : agent.sandbox;
+  return runGitTool(sandbox, tool, args, { signal: agent.controller.signal, timeoutMs });
 }

@@ -37,6 +37,7 @@ const commonWorkerKeys = {
     .optional(),
   network: z.boolean().optional(),
   shell: z.boolean().optional(),
+  git: z.boolean().optional(),
   isolation: isolationSchema.optional(),
 };
 
@@ -165,6 +166,7 @@ export function parseWorkerEntry(
   if (data.max_old_generation_size_mb !== undefined)
     spec.maxOldGenerationSizeMb = data.max_old_generation_size_mb;
   if (data.shell !== undefined) spec.shell = data.shell;
+  if (data.git !== undefined) spec.git = data.git;
   if (data.max_steps !== undefined) spec.maxSteps = data.max_steps;
   if (data.stream !== undefined) spec.stream = data.stream;
   if (data.mcp !== undefined) spec.mcp = data.mcp;

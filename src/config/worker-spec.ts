@@ -53,6 +53,13 @@ export interface WorkerSpec {
   mcp?: string[];
   /** Let the agent run shell commands (`ctx.runCommand`, the `shell` tool) under OS enforcement. Default false. */
   shell?: boolean;
+  /**
+   * Give the agent the git tools (`ctx.git`; `git_status`, `git_diff`,
+   * `git_log`, `git_commit` for an LLM worker), run by the host under OS
+   * enforcement. Each call still needs read access to the whole repository
+   * (and a commit write access to its `.git`). Default false.
+   */
+  git?: boolean;
   /** One line for humans and models. */
   description?: string;
   /** Narrowing applied to the sandbox it receives from its caller. */

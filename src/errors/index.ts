@@ -12,3 +12,4 @@
 export * from "./error-classes.js";
 export * from "./error-messages.js";
 export * from "./escape-text.js";
+export * from "./git-messages.js";

@@ -50,6 +50,7 @@ const SPEC_KEYS = [
   "maxSteps",
   "stream",
   "shell",
+  "git",
   "isolation",
   "mcp",
 ];
@@ -237,7 +238,7 @@ function checkWorkers(
       if (v !== undefined && (typeof v !== "number" || !(v > 0)))
         issues.push({ path: [...at, k], message: "expected a positive number" });
     }
-    for (const k of ["network", "shell"] as const)
+    for (const k of ["network", "shell", "git"] as const)
       if (spec[k] !== undefined && typeof spec[k] !== "boolean")
         issues.push({ path: [...at, k], message: "expected true or false" });
     // Every spec says where it runs from here on (the host's default filled in).
@@ -293,6 +294,8 @@ function checkLlmKeys(spec: WorkerSpec, at: (string | number)[], issues: ConfigI
       });
     else if (t === "shell" && spec.shell !== true)
       issues.push({ path: [...at, "tools", i], message: "'shell' needs 'shell: true'" });
+    else if (t.startsWith("git_") && spec.git !== true)
+      issues.push({ path: [...at, "tools", i], message: `'${t}' needs 'git: true'` });
     else if (t === "call_worker" && !spec.delegates?.length)
       issues.push({
         path: [...at, "tools", i],

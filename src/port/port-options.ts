@@ -5,6 +5,7 @@
  */
 import type { SandboxError } from "../errors/index.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
+import type { GitToolName } from "../tools/types.js";
 import type { FairScheduler } from "./fair-scheduler.js";
 import type { RunCommandReply, RunCommandRequest } from "./protocol.js";
 
@@ -77,6 +78,12 @@ export interface PortServerOptions {
    * refused like any unknown operation.
    */
   onRunCommand?: (command: string, opts: RunCommandRequest) => Promise<RunCommandReply>;
+  /**
+   * Serves `ctx.git(tool, args)` (a git tool's name and checked arguments)
+   * with the tool's text. Without it `git` is refused like any unknown
+   * operation.
+   */
+  onGit?: (tool: GitToolName, args: Record<string, unknown>) => Promise<string>;
   /**
    * Called once for each sandbox operation accepted (not `delegate`, model
    * calls or `runCommand`) with its outcome, for events and audit. `path` is

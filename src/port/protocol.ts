@@ -98,6 +98,13 @@ export const MODEL_STREAM_OP = "model.stream";
 export const RUN_COMMAND_OP = "runCommand";
 
 /**
+ * A git tool call (`ctx.git(tool, args)`): `[tool, arguments]`, a git tool's
+ * name and a plain object. Served only for workers with `git: true`; the
+ * host runs git (under OS enforcement) and replies with the tool's text.
+ */
+export const GIT_OP = "git";
+
+/**
  * An MCP tool call of an LLM agent: `[server, tool, arguments]` (strings and
  * a plain object). Served only for LLM workers; the host checks that the
  * agent may use the server (DESIGN §10) and calls it with its own connection.
@@ -150,6 +157,8 @@ export interface LlmWorkerInput {
   workers: { name: string; description?: string }[];
   /** True when the `shell` tool is to be offered (`shell: true`). */
   shell: boolean;
+  /** True when the git tools are to be offered (`git: true`). */
+  git?: boolean;
   /** MCP tools it may call (those of the servers it may use), absent when none. */
   mcpTools?: LlmMcpTool[];
   /** The agent's own input (the prompt). */

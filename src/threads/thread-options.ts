@@ -30,6 +30,7 @@ export interface AgentThreadOptions
     | "onDelegate"
     | "onModel"
     | "onRunCommand"
+    | "onGit"
     | "onMcpCall"
     | "onInternalError"
     | "onOperation"
@@ -114,6 +115,7 @@ export function pickPortServerOptions(opts: AgentThreadOptions): PortServerOptio
   if (opts.onDelegate) o.onDelegate = opts.onDelegate;
   if (opts.onModel) o.onModel = opts.onModel;
   if (opts.onRunCommand) o.onRunCommand = opts.onRunCommand;
+  if (opts.onGit) o.onGit = opts.onGit;
   if (opts.onMcpCall) o.onMcpCall = opts.onMcpCall;
   if (opts.onInternalError) o.onInternalError = opts.onInternalError;
   if (opts.onOperation) o.onOperation = opts.onOperation;

@@ -13,7 +13,7 @@ import { toolTargets } from "../approvals/gate-targets.js";
 import { configError } from "../errors/index.js";
 import { Sandbox } from "../sandbox/sandbox.js";
 import { formatError } from "./format.js";
-import type { ToolDefinition, ToolSandbox } from "./types.js";
+import { GIT_TOOL_NAMES, type ToolDefinition, type ToolSandbox } from "./types.js";
 
 /** Who asks, as the approver sees it, for in-process tools. */
 const IN_PROCESS = "in-process";
@@ -76,8 +76,10 @@ export function withApprovals(
       const input = parsed.data as Record<string, unknown>;
       let run: Sandbox;
       try {
+        // Git reads (and a commit writes) the whole repository, as a
+        // command would: it asks as a shell command does.
         run =
-          def.name === "shell"
+          def.name === "shell" || (GIT_TOOL_NAMES as readonly string[]).includes(def.name)
             ? await gate.checkShell(def.name)
             : await gate.check(toolTargets(def.name, input), def.name);
       } catch (err) {

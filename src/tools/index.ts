@@ -6,11 +6,14 @@
 import { z } from "zod";
 import { type ConfigIssue, configError } from "../errors/index.js";
 import { callWorkerTool, shellTool } from "./agent.js";
+import { gitCommitTool, gitDiffTool, gitLogTool, gitStatusTool } from "./git.js";
 import { grepTool } from "./grep.js";
 import { getFileInfoTool, listAllowedPathsTool, listFilesTool } from "./list.js";
 import { readFileTool, readMultipleFilesTool } from "./read.js";
 import {
   DEFAULT_LIMITS,
+  GIT_TOOL_NAMES,
+  type GitFunction,
   type ResolvedLimits,
   TOOL_NAMES,
   type ToolDefinition,
@@ -31,6 +34,9 @@ import {
 export {
   DEFAULT_LIMITS,
   type DelegateFunction,
+  GIT_TOOL_NAMES,
+  type GitFunction,
+  type GitToolName,
   type MaybePromise,
   type RunCommandFunction,
   type ShellResult,
@@ -65,10 +71,13 @@ const WRITE_TOOLS: readonly ToolName[] = [
  * The tool definitions for `sandbox`, in the order of {@link TOOL_NAMES}.
  * Default: `list_allowed_paths`, the read tools when anything is readable,
  * the write tools when anything is writable, `call_worker` when
- * `opts.delegate` is given and `shell` when `opts.runCommand` is.
+ * `opts.delegate` is given, `shell` when `opts.runCommand` is, and the git
+ * tools when `opts.git` is (`git_commit` only when anything is writable).
  * `opts.tools` picks a subset instead (a write tool on a read-only sandbox
  * is then offered, and refused per call).
- * @throws ConfigError for an unknown tool name, `shell` / `call_worker` without their function, or a bad limit
+ * @throws ConfigError for an unknown tool name, `shell` / `call_worker` /
+ *   a git tool without what it needs, `git: true` over a thread's sandbox,
+ *   or a bad limit
  */
 export async function createToolDefinitions(
   sandbox: ToolSandbox,
@@ -79,11 +88,12 @@ export async function createToolDefinitions(
   const env: ToolEnv = { sandbox, description, limits, opts };
   // Only a caller's own list can be wrong; issues name its indexes.
   if (opts.tools) checkChoice(opts, [...opts.tools]);
+  const gitOver = await loadGit(sandbox, opts.git);
   const wanted = new Set(opts.tools ?? defaultTools(env));
   // The same tools over another sandbox: under approvals, each call runs on
   // the sandbox confined to what was approved for it.
   const build = (sb: ToolSandbox): ToolDefinition[] => {
-    const e: ToolEnv = { ...env, sandbox: sb };
+    const e: ToolEnv = { ...env, sandbox: sb, git: gitOver?.(sb) };
     const out: ToolDefinition[] = [];
     for (const name of TOOL_NAMES) {
       if (!wanted.has(name)) continue;
@@ -105,7 +115,34 @@ function defaultTools(env: ToolEnv): ToolName[] {
   if (env.description.writable.length > 0) names.push(...WRITE_TOOLS);
   if (env.opts.delegate) names.push("call_worker");
   if (env.opts.runCommand) names.push("shell");
+  if (env.opts.git) {
+    names.push("git_status", "git_diff", "git_log");
+    if (env.description.writable.length > 0) names.push("git_commit");
+  }
   return names;
+}
+
+/**
+ * What runs the git tools over a given sandbox: `opts.git` itself when it
+ * is a function (`ctx.git`), or, for `git: true`, the host-side runner
+ * (loaded only then: a thread's tool layer never imports it).
+ * @throws ConfigError for `git: true` over a sandbox that is not an in-process `Sandbox`, or a bad value
+ */
+async function loadGit(
+  sandbox: ToolSandbox,
+  git: ToolOptions["git"],
+): Promise<((sb: ToolSandbox) => GitFunction) | undefined> {
+  if (git === undefined || git === false) return undefined;
+  if (typeof git === "function") return () => git;
+  const issue = (message: string) => configError([{ path: ["git"], message }], "tool options");
+  if (git !== true) throw issue("expected true, false or a function (ctx.git in a worker)");
+  // A thread's `ctx.sandbox` never has `resolve` (it holds no host path).
+  if (typeof (sandbox as { resolve?: unknown }).resolve !== "function")
+    throw issue(
+      "'git: true' needs an in-process Sandbox; in an agent thread pass git: ctx.git (the worker needs 'git: true', and the host runs git)",
+    );
+  const { createGitFunction } = await import("../git/git-tools.js");
+  return (sb) => createGitFunction(sb);
 }
 
 function checkChoice(opts: ToolOptions, names: string[]): void {
@@ -120,6 +157,8 @@ function checkChoice(opts: ToolOptions, names: string[]): void {
       issues.push({ path: ["tools", i], message: "'shell' needs a runCommand function" });
     } else if (name === "call_worker" && !opts.delegate) {
       issues.push({ path: ["tools", i], message: "'call_worker' needs a delegate function" });
+    } else if ((GIT_TOOL_NAMES as readonly string[]).includes(name) && !opts.git) {
+      issues.push({ path: ["tools", i], message: `'${name}' needs the git option` });
     }
   });
   if (issues.length > 0) throw configError(issues, "tool options");
@@ -153,6 +192,14 @@ function makeTool(env: ToolEnv, name: ToolName): ToolDefinition | undefined {
       return env.opts.runCommand && shellTool(env, env.opts.runCommand);
     case "call_worker":
       return env.opts.delegate && callWorkerTool(env, env.opts.delegate);
+    case "git_status":
+      return env.git && gitStatusTool(env, env.git);
+    case "git_diff":
+      return env.git && gitDiffTool(env, env.git);
+    case "git_log":
+      return env.git && gitLogTool(env, env.git);
+    case "git_commit":
+      return env.git && gitCommitTool(env, env.git);
   }
 }
 

@@ -40,7 +40,17 @@ export const TOOL_NAMES = [
   "list_allowed_paths",
   "shell",
   "call_worker",
+  "git_status",
+  "git_diff",
+  "git_log",
+  "git_commit",
 ] as const;
+
+/** The git tools (offered with `git`; the host runs git, see `src/git/`). */
+export const GIT_TOOL_NAMES = ["git_status", "git_diff", "git_log", "git_commit"] as const;
+
+/** The name of one git tool. */
+export type GitToolName = (typeof GIT_TOOL_NAMES)[number];
 
 /** The name of one tool, e.g. `read_file`. */
 export type ToolName = (typeof TOOL_NAMES)[number];
@@ -97,6 +107,17 @@ export type DelegateFunction = (
   opts: { attachments?: string[] },
 ) => Promise<unknown>;
 
+/**
+ * Runs one git tool for the git tools, e.g. `ctx.git` in an agent thread
+ * (the host runs git there): the tool's name and its checked arguments in,
+ * the tool's text out; a refusal rejects with a mountbox error.
+ */
+export type GitFunction = (
+  tool: GitToolName,
+  args: Record<string, unknown>,
+  opts: { signal?: AbortSignal },
+) => Promise<string>;
+
 /** Bounds on what a tool reads and returns. Every field has a default. */
 export interface ToolLimits {
   /** Lines `read_file` returns when no `limit` is given. Default 2000. */
@@ -113,7 +134,7 @@ export interface ToolLimits {
   grepTimeMs?: number;
   /** Characters of each line `grep` scans (the rest is ignored), bounding per-line work. Default 2000. */
   grepMaxLineChars?: number;
-  /** Characters of `shell` or `call_worker` output at most. Default 50 000. */
+  /** Characters of `shell`, `call_worker` or git tool output at most. Default 50 000. */
   outputMaxChars?: number;
 }
 
@@ -122,11 +143,20 @@ export interface ToolOptions {
   /**
    * Which tools to define (a subset, in any order). Default: the file tools
    * the sandbox allows (no write tools when nothing is writable), plus
-   * `call_worker` when `delegate` is given and `shell` when `runCommand` is.
+   * `call_worker` when `delegate` is given, `shell` when `runCommand` is,
+   * and the git tools when `git` is (`git_commit` only when something is
+   * writable).
    */
   tools?: readonly ToolName[] | undefined;
   /** Enables the `shell` tool. */
   runCommand?: RunCommandFunction | undefined;
+  /**
+   * Enables the git tools (`git_status`, `git_diff`, `git_log`,
+   * `git_commit`): `true` over an in-process `Sandbox` (git runs under
+   * `runCommand`'s OS confinement), or a {@link GitFunction} that runs them
+   * elsewhere (`ctx.git` in a thread of a worker with `git: true`).
+   */
+  git?: boolean | GitFunction | undefined;
   /** Enables the `call_worker` tool. */
   delegate?: DelegateFunction | undefined;
   /** Workers `call_worker` may call, named in its description. */
@@ -163,4 +193,6 @@ export interface ToolEnv {
   limits: ResolvedLimits;
   description: SandboxDescription;
   opts: ToolOptions;
+  /** What runs the git tools over `sandbox`, when they are enabled. */
+  git?: GitFunction | undefined;
 }

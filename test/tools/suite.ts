@@ -147,7 +147,7 @@ export function runToolConformance(label: string, setup: ToolSetupFactory): void
         expect(err).toBeInstanceOf(ConfigError);
         expect((err as ConfigError).message).toMatchInlineSnapshot(`
           "Invalid configuration in tool options:
-          ✖ unknown tool 'rm_rf'; known tools: read_file, read_multiple_files, write_file, edit_file, list_files, grep, get_file_info, create_directory, move_file, delete_file, list_allowed_paths, shell, call_worker → at tools[1]
+          ✖ unknown tool 'rm_rf'; known tools: read_file, read_multiple_files, write_file, edit_file, list_files, grep, get_file_info, create_directory, move_file, delete_file, list_allowed_paths, shell, call_worker, git_status, git_diff, git_log, git_commit → at tools[1]
           ✖ 'shell' needs a runCommand function → at tools[2]"
         `);
       });
