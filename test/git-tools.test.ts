@@ -752,6 +752,74 @@ describeWithBwrap("git tools in a worker thread (git: true)", () => {
     expect(hostGit(repo, "log", "-1", "--format=%s")).toBe("from a thread\n");
   });
 
+  it("an LLM worker calls git_status and git_log as tools; their results reach the model", async () => {
+    assertBuilt();
+    writeFileSync(join(repo, "src/a.ts"), "changed by the test\n");
+    const usage = {
+      inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+      outputTokens: { total: 1, text: 1, reasoning: undefined },
+    };
+    const seen: string[] = [];
+    const model = new MockLanguageModelV3({
+      doGenerate: async ({ prompt, tools }) => {
+        const results = prompt
+          .filter((m) => m.role === "tool")
+          .flatMap((m) => m.content)
+          .map((p) => JSON.stringify((p as { output: unknown }).output));
+        if (results.length === 0) {
+          seen.push(...(tools ?? []).map((t) => t.name).filter((n) => n.startsWith("git_")));
+          return {
+            content: [
+              {
+                type: "tool-call",
+                toolCallId: "s",
+                toolName: "git_status",
+                input: '{"path":"/repo"}',
+              },
+              {
+                type: "tool-call",
+                toolCallId: "l",
+                toolName: "git_log",
+                input: '{"path":"/repo","limit":1}',
+              },
+            ],
+            finishReason: { unified: "tool-calls", raw: undefined },
+            usage,
+            warnings: [],
+          };
+        }
+        return {
+          content: [{ type: "text", text: results.join("\n") }],
+          finishReason: { unified: "stop", raw: undefined },
+          usage,
+          warnings: [],
+        };
+      },
+    });
+    const host = await createHost({
+      sandbox: { root: dir },
+      models: { m: model },
+      workers: {
+        dev: {
+          instructions: "Look at the repository.",
+          model: "m",
+          tools: ["git_status", "git_log"],
+          git: true,
+          maxSteps: 3,
+        },
+      },
+    });
+    try {
+      const text = String(await host.run("dev", "what changed?"));
+      expect(seen.sort()).toEqual(["git_log", "git_status"]);
+      expect(text).toContain(" M /repo/src/a.ts");
+      expect(text).toContain("first");
+      expectVirtual(text);
+    } finally {
+      await host.close();
+    }
+  });
+
   it("refuses git tools in a worker's tools without git: true", async () => {
     await expect(
       createHost({
