@@ -30,13 +30,13 @@ export interface PinnedBinds {
 }
 
 /**
- * Checks the mount sources the plan uses, creates its mount points and opens
- * a descriptor per bind.
- * @throws IoError (virtual paths only) if a source was replaced or a bind
- *   moved, or a mount point cannot be made without following a link
+ * Refuses a plan with a place that must be read-only but cannot be held
+ * (a link in its way), or a repository whose git files cannot be read
+ * safely (what the host's git would run from cannot be told then). Shared
+ * with the macOS sandbox, which holds the same places with deny rules.
+ * @throws IoError (virtual paths only)
  */
-export function pinBinds(policy: Policy, plan: BindPlan): PinnedBinds {
-  checkMountSources(policy, plan);
+export function refuseUnsafePlan(plan: BindPlan): void {
   const git = plan.gitUnreadable[0];
   if (git !== undefined)
     throw new IoError(
@@ -49,6 +49,17 @@ export function pinBinds(policy: Policy, plan: BindPlan): PinnedBinds {
       `Cannot run the command: '${first}' must be read-only inside a writable folder, but a link or something else is in its way (perhaps made by a command running at the same time). The command was not run.`,
       first,
     );
+}
+
+/**
+ * Checks the mount sources the plan uses, creates its mount points and opens
+ * a descriptor per bind.
+ * @throws IoError (virtual paths only) if a source was replaced or a bind
+ *   moved, or a mount point cannot be made without following a link
+ */
+export function pinBinds(policy: Policy, plan: BindPlan): PinnedBinds {
+  checkMountSources(policy, plan);
+  refuseUnsafePlan(plan);
   const held: Placeholder[] = [];
   let released = false;
   const release = (): void => {

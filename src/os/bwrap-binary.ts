@@ -31,7 +31,9 @@ export type Unavailability =
   | "untrusted"
   | "too-old"
   | "no-namespaces"
-  | "unsupported-platform";
+  | "unsupported-platform"
+  /** macOS without `/usr/bin/sandbox-exec`. */
+  | "no-sandbox-exec";
 
 /** The trusted bubblewrap to run (its real path), or why there is none. */
 export async function findBwrap(

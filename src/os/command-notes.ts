@@ -13,6 +13,12 @@ import type { CheckedCommandOptions } from "./command-options.js";
 import { describeLimitHits, type LimitHits } from "./limits.js";
 import type { RawResult } from "./process.js";
 import type { CommandResult } from "./run-command.js";
+import {
+  describeRefusedOnHost,
+  describeSeatbeltSandbox,
+  HOST_NETWORK_NOTE,
+  HOST_WRITE_REFUSED,
+} from "./seatbelt-notes.js";
 
 /**
  * A text for a model (or a user) explaining where a sandbox's files are
@@ -21,6 +27,7 @@ import type { CommandResult } from "./run-command.js";
  */
 export function describeCommandSandbox(sandbox: Sandbox, opts: { network?: boolean } = {}): string {
   const p = policyOf(sandbox);
+  if (process.platform === "darwin") return describeSeatbeltSandbox(p, opts.network === true);
   const readable = p.readableRoots.map(toWorkspacePath);
   return [
     `Commands run with bash in an OS sandbox. The sandbox's files are under ${WORKSPACE}, the working directory: the sandbox path '/src/a.ts' is '${WORKSPACE}/src/a.ts' there.`,
@@ -47,7 +54,9 @@ export function describeUnavailability(why: Unavailability): string {
       "the bubblewrap binary is not trusted (it must be an absolute path to a file owned by root or the current user, writable by no one else, in folders only they can change, and outside the sandbox's writable folders; set MOUNTBOX_BWRAP or bwrapPath to a system copy)",
     "no-namespaces":
       "bubblewrap cannot create the namespaces it needs here (user namespaces may be disabled, e.g. by kernel.unprivileged_userns_clone=0 or a container's seccomp policy)",
-    "unsupported-platform": `there is no OS sandbox for this platform (${process.platform}, ${process.arch}); only Linux on x86_64 or arm64 with bubblewrap is supported`,
+    "unsupported-platform": `there is no OS sandbox for this platform (${process.platform}, ${process.arch}); only Linux on x86_64 or arm64 with bubblewrap, and macOS with sandbox-exec, are supported`,
+    "no-sandbox-exec":
+      "macOS's sandbox-exec (/usr/bin/sandbox-exec) was not found, so no Seatbelt sandbox can be made",
   };
   return reasons[why];
 }
@@ -61,7 +70,15 @@ export function makeUnavailableError(why: Unavailability): OsSandboxUnavailableE
 
 /** The note that opens the result of a command run without OS confinement. */
 export function describeUnconfined(why: Unavailability): string {
-  return `This command ran WITHOUT OS confinement (${why === "missing" ? "bubblewrap is missing" : why === "untrusted" ? "the bubblewrap binary is not trusted" : "OS sandboxing is unavailable"}; unsafeAllowUnconfined was set). File access was not restricted.`;
+  const what =
+    why === "missing"
+      ? "bubblewrap is missing"
+      : why === "untrusted"
+        ? "the bubblewrap binary is not trusted"
+        : why === "no-sandbox-exec"
+          ? "sandbox-exec is missing"
+          : "OS sandboxing is unavailable";
+  return `This command ran WITHOUT OS confinement (${what}; unsafeAllowUnconfined was set). File access was not restricted.`;
 }
 
 /** bubblewrap's own messages name host paths: show their virtual places instead. */
@@ -96,6 +113,7 @@ export function buildCommandResult(
   opts: CheckedCommandOptions,
   confined: boolean,
   hits?: LimitHits,
+  layout: "workspace" | "host" = "workspace",
 ): CommandResult {
   const notes: string[] = [];
   if (confined && hits !== undefined)
@@ -107,14 +125,18 @@ export function buildCommandResult(
   if (raw.aborted) notes.push("The command was cancelled; every process it started was killed.");
   if (raw.truncated)
     notes.push(
-      `Output was cut at ${opts.maxOutputBytes} bytes per stream. Redirect it to a file under /tmp and read parts of it (head, tail, grep).`,
+      `Output was cut at ${opts.maxOutputBytes} bytes per stream. Redirect it to a file under ${layout === "host" ? "$TMPDIR" : "/tmp"} and read parts of it (head, tail, grep).`,
     );
-  if (confined && WRITE_REFUSED.test(raw.stderr)) {
+  if (confined && layout === "host") {
+    // macOS (Seatbelt): no /workspace, and refusals say EPERM.
+    if (HOST_WRITE_REFUSED.test(raw.stderr)) notes.push(describeRefusedOnHost(policy));
+    if (!opts.network && NETWORK_FAILED.test(raw.stderr)) notes.push(HOST_NETWORK_NOTE);
+  } else if (confined && WRITE_REFUSED.test(raw.stderr)) {
     notes.push(
       `A path was refused or not found by the OS sandbox. The sandbox's files are under ${WORKSPACE} (the sandbox path '/x' is '${WORKSPACE}/x'). Writable: ${describeWritable(policy)}; /tmp is private scratch space. Everything else is read-only or absent.`,
     );
   }
-  if (confined && !opts.network && NETWORK_FAILED.test(raw.stderr)) {
+  if (confined && layout === "workspace" && !opts.network && NETWORK_FAILED.test(raw.stderr)) {
     notes.push(
       "Network access is off for this command (it runs in an empty network namespace, the host's 127.0.0.1 included). Ask for network access if it is needed.",
     );

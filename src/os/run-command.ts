@@ -27,6 +27,7 @@ import type { CommandLimits } from "./limits.js";
 import { describeNestedRepos, findNestedRepos } from "./nested-repos.js";
 import { runProcess } from "./process.js";
 import { guardsGit } from "./protected-entries.js";
+import { checkSeatbelt, findWorkingFolder, runSeatbelt } from "./seatbelt-run.js";
 
 export { describeCommandSandbox } from "./command-notes.js";
 export type { CommandLimits } from "./limits.js";
@@ -142,6 +143,13 @@ export interface CommandResult {
  * bits), only descriptors 0–2, and kernel-enforced `limits`. Mount sources
  * must still be the folders they were when the sandbox was created.
  *
+ * macOS: `/bin/sh -c command` under `sandbox-exec` with a Seatbelt profile
+ * built from the same policy (`seatbelt-profile.ts`). No mount namespace:
+ * the command sees the areas at their host paths (virtual paths are not
+ * remapped), starts in the host folder of the sandbox's root, and has a
+ * private scratch folder as HOME and TMPDIR; `limits` and `bwrapPath` do
+ * not apply. Tested by its text, not executed, on this project's machines.
+ *
  * @throws OsSandboxUnavailableError if bubblewrap is missing, untrusted, too
  *   old or cannot create namespaces (unless `unsafeAllowUnconfined`), or a
  *   writable folder reaches a file system where the host's code has hard
@@ -164,6 +172,16 @@ export async function runCommand(
   const opts = checkCommandOptions(options);
   if (opts.signal?.aborted) throw new TypeError("runCommand: the signal is already aborted");
 
+  if (process.platform === "darwin") {
+    // macOS: Seatbelt (see `seatbelt-run.ts`); host paths, no /workspace.
+    const why = checkSeatbelt();
+    if (why !== undefined) {
+      if (!opts.unsafeAllowUnconfined) throw makeUnavailableError(why);
+      return runUnconfined(policy, command, opts, why);
+    }
+    const raw = await runSeatbelt(policy, command, opts);
+    return buildCommandResult(raw, policy, opts, true, undefined, "host");
+  }
   const found = await findBwrap(policy, opts.bwrapPath);
   if ("why" in found) {
     if (!opts.unsafeAllowUnconfined) throw makeUnavailableError(found.why);
@@ -206,15 +224,7 @@ async function runUnconfined(
   opts: CheckedCommandOptions,
   why: Unavailability,
 ): Promise<CommandResult> {
-  let cwd = tmpdir();
-  for (const v of policy.readableRoots) {
-    try {
-      cwd = policy.resolveVirtual(v, "read", false).real;
-      break;
-    } catch {
-      // try the next area
-    }
-  }
+  const cwd = findWorkingFolder(policy) ?? tmpdir();
   const raw = await runProcess({
     file: "/bin/bash",
     args: ["-c", "--", command],

@@ -170,7 +170,10 @@ function parseClass(
     first = false;
     if (c === "[" && seg[i + 1] === ":") {
       const close = seg.indexOf(":]", i + 2);
-      const named = close > 0 ? POSIX[seg.slice(i + 2, close)] : undefined;
+      // Own names only: `[[:toString:]]` is no class (a prototype lookup
+      // would make it match every character, or throw while matching).
+      const name = close > 0 ? seg.slice(i + 2, close) : "";
+      const named = Object.hasOwn(POSIX, name) ? POSIX[name] : undefined;
       if (named) {
         tests.push(named);
         i = close + 2;
@@ -246,8 +249,15 @@ function matchTokens(tokens: Token[], name: string): boolean {
   return p === tokens.length;
 }
 
-function compileSegment(pattern: string, seg: string): Segment {
-  if (/^[^[\]{}\\]*$/.test(seg)) return (name) => matchWildcard(seg, name);
+/**
+ * The brace alternatives of one path segment of `pattern` (no `/` in it),
+ * expanded exactly as matching does, within the same bounds. Exported for
+ * translators of name globs into other matchers (a Seatbelt regex), so
+ * that both agree on what a brace list means.
+ * @throws IoError past {@link MAX_SEGMENT_ALTERNATIVES} alternatives or
+ *   {@link MAX_SEGMENT_CHARS} expanded characters
+ */
+export function expandSegmentBraces(pattern: string, seg: string): string[] {
   if (countAlternatives(seg, MAX_SEGMENT_ALTERNATIVES, false) > MAX_SEGMENT_ALTERNATIVES)
     refuse(
       pattern,
@@ -259,7 +269,12 @@ function compileSegment(pattern: string, seg: string): Segment {
   } catch {
     refuse(pattern, `expands to more than ${MAX_SEGMENT_CHARS} characters in one path segment`);
   }
-  const compiled = alternatives.map(tokenize);
+  return alternatives;
+}
+
+function compileSegment(pattern: string, seg: string): Segment {
+  if (/^[^[\]{}\\]*$/.test(seg)) return (name) => matchWildcard(seg, name);
+  const compiled = expandSegmentBraces(pattern, seg).map(tokenize);
   if (compiled.length === 1) {
     const only = compiled[0]!;
     return (name) => matchTokens(only, name);
