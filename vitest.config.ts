@@ -18,6 +18,12 @@ const LONGEST_FIRST = [
   "model-providers",
   "cli-init",
   "packed-commonjs",
+  "mcp-parity",
+  "mcp-approvals",
+  "mcp-client-lifecycle",
+  "mcp-client-features",
+  "mcp-http",
+  "git-tools",
 ];
 
 class LongestFirst extends BaseSequencer {
