@@ -32,6 +32,7 @@ import {
 import { connectMcpServers, type McpConnections } from "../mcp-client/mcp-servers.js";
 import { isLlmWorker } from "../models/worker-models.js";
 import { setUpProcesses } from "../processes/process-setup.js";
+import { DEFAULT_PROTECTED } from "../sandbox/protected-defaults.js";
 import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
 import { normalizeVirtualPath } from "../sandbox/virtual-path.js";
 import { listLookupPlaces } from "../threads/module-grants.js";
@@ -294,7 +295,7 @@ function protectCode(
       },
     ]);
   }
-  const existing = (config as { protected?: string[] }).protected ?? [".git"];
+  const existing = (config as { protected?: string[] }).protected ?? [...DEFAULT_PROTECTED];
   return createSandbox(
     { ...config, protected: [...existing, ...[...writable].sort()] } as typeof config,
     { basePath },

@@ -27,6 +27,11 @@ export function describeCommandSandbox(sandbox: Sandbox, opts: { network?: boole
     `Readable: ${formatPathList(readable)}.`,
     `Writable: ${describeWritable(p)}.`,
     "/tmp is private scratch space, discarded when the command ends. Nothing else is writable; paths outside these do not exist.",
+    ...(p.secrets.entries.length === 0
+      ? []
+      : [
+          `Secrets are withheld: files named like ${p.secrets.entries.join(", ")} (at any depth) read as empty, and such folders as empty.`,
+        ]),
     `Network: ${opts.network === true ? "on" : "off"}. The environment is empty except PATH, HOME=/tmp, TMPDIR=/tmp and LANG.`,
   ].join("\n");
 }
