@@ -30,7 +30,7 @@ export function describeCommandSandbox(sandbox: Sandbox, opts: { network?: boole
     ...(p.secrets.entries.length === 0
       ? []
       : [
-          `Secrets are withheld: files named like ${p.secrets.entries.join(", ")} (at any depth) read as empty, and such folders as empty.`,
+          `Secrets are withheld: files named like ${p.secrets.entries.join(", ")} (at any depth) cannot be opened, and such folders show empty; do not try to get around this.`,
         ]),
     `Network: ${opts.network === true ? "on" : "off"}. The environment is empty except PATH, HOME=/tmp, TMPDIR=/tmp and LANG.`,
   ].join("\n");

@@ -212,7 +212,10 @@ export class Policy {
       const d = this.deny(v2, access, checkSuffix);
       if (d !== undefined && !(d === "suffix" && isDirectory(real))) {
         if (d === "unapproved") throw unapprovedError(asked, access, v2);
-        if (d === "secret") throw this.secretLinkError(asked, access, v2);
+        if (d === "secret")
+          throw access === "read" && !existsQuietly(real)
+            ? this.notFoundError(asked)
+            : this.secretLinkError(asked, access, v2);
         if (d === "suffix")
           throw suffixNotAllowed(
             asked,
@@ -278,12 +281,7 @@ export class Policy {
     } catch {
       return refusal;
     }
-    try {
-      if (lstatSync(real, { throwIfNoEntry: false }) === undefined) return this.notFoundError(v);
-    } catch {
-      // cannot tell: withheld
-    }
-    return refusal;
+    return existsQuietly(real) ? refusal : this.notFoundError(v);
   }
 
   /** Error for a path that leads (through a link) to the secret `leadsTo`. */
@@ -355,6 +353,14 @@ export class Policy {
   reachesBelow(v: string, access: Access): boolean {
     const set = access === "read" ? this.read : this.write;
     return set.some((a) => isWithin(a.path, v) || (!a.exact && isWithin(v, a.path)));
+  }
+}
+
+function existsQuietly(real: string): boolean {
+  try {
+    return lstatSync(real, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return true;
   }
 }
 
