@@ -94,12 +94,13 @@ export async function findSecretPlaces(
       const v = joinVirtual(virtual, e.name);
       const here = host === "/" ? `/${e.name}` : `${host}/${e.name}`;
       const step = planned.get(v);
-      const secret = e.kind !== "link" && secrets.matchesName(e.name);
+      // A placeholder this process made for another command (an empty
+      // `.npmrc` held for it) holds nothing: no secret.
+      const secret = e.kind !== "link" && secrets.matchesName(e.name) && !isPlaceholder(here);
       if (step !== undefined) {
         // Its own step (walked as a root if it is a bind); a guard on a
         // secret of the user's is masked instead.
-        if (secret && step.placeholder === true && !recheck && !isPlaceholder(here))
-          found.set(v, e.kind as SecretKind);
+        if (secret && step.placeholder === true && !recheck) found.set(v, e.kind as SecretKind);
         continue;
       }
       if (secret) {
