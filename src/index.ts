@@ -39,6 +39,7 @@ export {
   SandboxError,
   type SandboxErrorCode,
   SandboxPermissionEscalationError,
+  SecretWithheldError,
   type SerializedSandboxError,
   SuffixNotAllowedError,
 } from "./errors/index.js";
@@ -93,6 +94,8 @@ export {
 } from "./pool/index.js";
 export type { Attachment, RunCommandReply } from "./port/protocol.js";
 export type { DeriveOptions, RestrictOptions } from "./sandbox/derive.js";
+// Secure defaults (DESIGN §10): the default `protected` and `secrets` lists.
+export { DEFAULT_PROTECTED, PROTECTED_DEFAULTS } from "./sandbox/protected-defaults.js";
 export {
   createSandbox,
   type FileEdit,
@@ -101,6 +104,7 @@ export {
   Sandbox,
   type SandboxDescription,
 } from "./sandbox/sandbox.js";
+export { DEFAULT_SECRETS } from "./sandbox/secrets.js";
 // Runtime I: agent threads and the port boundary (host side).
 export { runAgentThread } from "./threads/agent-thread.js";
 export type {

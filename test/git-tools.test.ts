@@ -553,21 +553,23 @@ describeWithBwrap("git tools (bubblewrap)", () => {
     writeFileSync(join(repo, ".env"), "TOKEN=2\n");
     writeFileSync(join(repo, "src/.env"), "TOKEN=3\n");
     writeFileSync(join(repo, "src/a.ts"), "changed again\n");
-    const sb = createSandbox({ root: repo, protected: [] });
-    // A stub of the `secrets` list another change adds to describe().
-    const described = sb.describe.bind(sb);
-    sb.describe = () => ({ ...described(), secrets: [".env", "*.pem"] }) as never;
-    const git = await gitTools(sb);
+    // The default secrets list (.env, *.pem, …).
+    const git = await gitTools(createSandbox({ root: repo, protected: [] }));
     const status = await git("git_status");
     expect(status).not.toMatch(/\.env|\.pem/);
     expect(status).toContain(" M /src/a.ts");
     expect(await git("git_diff")).not.toContain("TOKEN");
     expect(await git("git_log")).not.toMatch(/\.env|\.pem/);
     expect(await git("git_commit", { paths: ["/.env"], message: "m" })).toMatch(
-      /^Error \[path_not_in_sandbox\]: Cannot use git on '\/\.env': it is withheld from agents by the sandbox's secrets list/,
+      /^Error \[secret_withheld\]: .*'\/\.env'.*secrets entry '\.env'/s,
     );
+    expect(await git("git_diff", { paths: ["/keys/server.pem"] })).toMatch(/secret_withheld/);
+    expect(await git("git_log", { path: "/src/.env" })).toMatch(/secret_withheld/);
     expect(await git("git_commit", { paths: ["/src"], message: "m" })).toMatch(/M \/src\/a\.ts$/);
     expect(hostGit(repo, "status", "--porcelain", "-uall")).toBe(" M .env\n?? src/.env\n");
+    // `secrets: []`: nothing withheld, the same status names them.
+    const open = await gitTools(createSandbox({ root: repo, protected: [], secrets: [] }));
+    expect(await open("git_status")).toMatch(/ M \/\.env/);
   });
 });
 

@@ -51,6 +51,13 @@ function expectRefused(outcome: unknown, entry: string, hostDir: string): void {
   expect(outcome).not.toContain(hostDir);
 }
 
+/**
+ * The secure defaults (secrets, protected tool configs such as `.npmrc` and
+ * `.yarnrc`) refuse some of the same files first: these hosts turn them off,
+ * so each refusal here is the host-code protection's own.
+ */
+const ONLY_HOST_CODE = JSON.stringify({ secrets: [], protected: [".git"] });
+
 let base: string;
 beforeAll(() => {
   assertBuilt();
@@ -73,7 +80,7 @@ export default defineWorker(async (paths, ctx) => {
 const TAMPER_HOST = `
 import { createHost } from "mountbox";
 const [root, paths] = process.argv.slice(2);
-const host = await createHost({ sandbox: { root }, basePath: import.meta.dirname,
+const host = await createHost({ sandbox: { root, ...${ONLY_HOST_CODE} }, basePath: import.meta.dirname,
   workers: { t: { module: "./workers/tamper.js" } } });
 try {
   console.log(JSON.stringify(await host.run("t", JSON.parse(paths))));
@@ -286,7 +293,7 @@ const hack = ${JSON.stringify(HACK)};
 // A CommonJS module of the app in a subfolder: require("x") there looks
 // in lib/node_modules first, so that folder is host code too.
 (await import("node:module")).createRequire(import.meta.url)("./lib/helper.cjs");
-const sb = createSandbox({ root: app });
+const sb = createSandbox({ root: app, ...${ONLY_HOST_CODE} });
 const child = sb.derive({ allowWrite: "/" });
 const out = {
   besideLoaded: await attempt(sb.writeFile("/lib/node_modules/yaml/index.js", hack)),
@@ -445,7 +452,7 @@ const model = new MockLanguageModelV3({
   },
 });
 const host = await createHost({
-  sandbox: { root: "." },
+  sandbox: { root: ".", ...${ONLY_HOST_CODE} },
   basePath: import.meta.dirname,
   workers: { llm: { instructions: "You are the installer.", model: "m" } },
   models: { m: model },
@@ -507,7 +514,7 @@ describe("LLM text cannot write the host's dependencies", () => {
 const SHELL_HOST = `
 import { createSandbox, runCommand } from ${JSON.stringify(DIST)};
 const [root, command] = process.argv.slice(2);
-const r = await runCommand(createSandbox({ root }), command);
+const r = await runCommand(createSandbox({ root, ...${ONLY_HOST_CODE} }), command);
 console.log(JSON.stringify({ exitCode: r.exitCode }));
 `;
 

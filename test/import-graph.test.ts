@@ -107,7 +107,13 @@ describe("thread code loads nothing host-side", () => {
 /** Which folders (or files) under `src/` each layer may import from, type imports included. */
 const LAYERS: Record<string, RegExp[]> = {
   "src/sandbox": [/^src\/sandbox\//, /^src\/errors(\.ts|\/)/, /^src\/config\/sandbox-config\.ts$/],
-  "src/config": [/^src\/config\//, /^src\/errors(\.ts|\/)/, /^src\/sandbox\/virtual-path\.ts$/],
+  // Config checks paths and the secrets and protected lists with the
+  // sandbox's pure, fs-free modules.
+  "src/config": [
+    /^src\/config\//,
+    /^src\/errors(\.ts|\/)/,
+    /^src\/sandbox\/(virtual-path|secrets|protected-defaults)\.ts$/,
+  ],
   "src/errors": [/^src\/errors(\.ts|\/)/],
   "src/pool": [/^src\/pool\//, /^src\/sandbox\//, /^src\/errors(\.ts|\/)/],
   "src/os": [/^src\/os\//, /^src\/sandbox\//, /^src\/errors(\.ts|\/)/],

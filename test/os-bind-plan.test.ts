@@ -11,6 +11,13 @@ import { BWRAP, HAS_BWRAP } from "./helpers/bwrap.js";
 
 let dir: string;
 
+/**
+ * These plans are about areas, mounts and the `.git` guard: the other
+ * protected defaults (one guard each, see test/protected-defaults.test.ts)
+ * are left out so each plan stays readable.
+ */
+const GIT_ONLY = { protected: [".git"] };
+
 beforeEach(() => {
   dir = realpathSync(mkdtempSync(join(tmpdir(), "mountbox-plan-")));
   mkdirSync(join(dir, "root/src/lib"), { recursive: true });
@@ -41,6 +48,7 @@ function planOf(sb: Sandbox): BindPlan {
 describe("planBinds", () => {
   test("root with mounts: shallow first, read-only mount and .git read-only", () => {
     const sb = createSandbox({
+      ...GIT_ONLY,
       root: join(dir, "root"),
       mounts: [`${join(dir, "cache")}:/cache:ro`, `${join(dir, "out")}:/out`],
     });
@@ -66,6 +74,7 @@ describe("planBinds", () => {
 
   test("a read-only sandbox binds everything read-only and adds no .git bind", () => {
     const sb = createSandbox({
+      ...GIT_ONLY,
       root: join(dir, "root"),
       readonly: true,
       mounts: [`${join(dir, "out")}:/out`],
@@ -74,7 +83,7 @@ describe("planBinds", () => {
   });
 
   test("a derived child binds only its areas; an exact file area binds the file", () => {
-    const sb = createSandbox({ root: join(dir, "root") });
+    const sb = createSandbox({ ...GIT_ONLY, root: join(dir, "root") });
     const child = sb.derive({ allowRead: ["/src/a.ts", "/cache"], allowWrite: ["/cache"] });
     expect(shown(planOf(child))).toEqual([
       "bind /cache <- <tmp>/root/cache rw",
@@ -84,7 +93,7 @@ describe("planBinds", () => {
   });
 
   test("a writable area inside a readable one overlays it read-write", () => {
-    const sb = createSandbox({ root: join(dir, "root") });
+    const sb = createSandbox({ ...GIT_ONLY, root: join(dir, "root") });
     const child = sb.derive({ allowRead: ["/"], allowWrite: ["/src/lib"] });
     expect(shown(planOf(child))).toEqual([
       "bind / <- <tmp>/root ro",
@@ -95,6 +104,7 @@ describe("planBinds", () => {
 
   test("a folder also reachable through a read-only mount is read-only through both", () => {
     const sb = createSandbox({
+      ...GIT_ONLY,
       root: join(dir, "root"),
       mounts: [`${join(dir, "root/src")}:/code:ro`],
     });
@@ -108,7 +118,7 @@ describe("planBinds", () => {
 
   test("an area that became a link leading outside is not bound", () => {
     mkdirSync(join(dir, "root/escape"));
-    const sb = createSandbox({ root: join(dir, "root") });
+    const sb = createSandbox({ ...GIT_ONLY, root: join(dir, "root") });
     const child = sb.derive({ allowRead: ["/escape", "/src"] });
     // Swapped for a link after the child was derived.
     rmSync(join(dir, "root/escape"), { recursive: true });
@@ -119,7 +129,7 @@ describe("planBinds", () => {
   });
 
   test("a missing area is skipped, not created", () => {
-    const sb = createSandbox({ root: join(dir, "root") });
+    const sb = createSandbox({ ...GIT_ONLY, root: join(dir, "root") });
     const child = sb.derive({ allowRead: ["/src", "/nope"] });
     const plan = planOf(child);
     expect(shown(plan)).toEqual(["bind /src <- <tmp>/root/src ro"]);
@@ -127,7 +137,7 @@ describe("planBinds", () => {
   });
 
   test("bwrap arguments: namespaces, no network by default, workspace binds, cleared env", () => {
-    const sb = createSandbox({ root: join(dir, "root"), readonly: true });
+    const sb = createSandbox({ ...GIT_ONLY, root: join(dir, "root"), readonly: true });
     const args = buildBwrapArgs(planOf(sb), "echo hi", { network: false });
     for (const flag of [
       "--unshare-user",
@@ -155,7 +165,7 @@ describe("planBinds", () => {
   });
 
   test("a write-only area is left out", () => {
-    const sb = createSandbox({ root: join(dir, "root") });
+    const sb = createSandbox({ ...GIT_ONLY, root: join(dir, "root") });
     const child = sb.derive({ allowRead: ["/src"], allowWrite: ["/cache"] });
     const plan = planOf(child);
     expect(shown(plan)).toEqual(["bind /src <- <tmp>/root/src ro"]);

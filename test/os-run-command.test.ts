@@ -328,6 +328,7 @@ describeWithBwrap("runCommand (bubblewrap)", () => {
       Readable: /workspace.
       Writable: /workspace (read-only inside: /workspace/cache).
       /tmp is private scratch space, discarded when the command ends. Nothing else is writable; paths outside these do not exist.
+      Secrets are withheld: files named like .env, .env.*, *.pem, *.key, id_rsa*, id_dsa*, id_ecdsa*, id_ed25519*, .npmrc, .netrc, .git-credentials, .aws/, .ssh/ (at any depth) cannot be opened, and such folders show empty; do not try to get around this.
       Network: off. The environment is empty except PATH, HOME=/tmp, TMPDIR=/tmp and LANG."
     `);
   });

@@ -21,6 +21,7 @@ import { checkSeatbelt, runSeatbelt } from "../src/os/seatbelt-run.js";
 import { foldPathRegex } from "../src/os/seatbelt-text.js";
 import { compileGlob } from "../src/sandbox/glob.js";
 import { policyOf } from "../src/sandbox/sandbox.js";
+import { DEFAULT_SECRETS } from "../src/sandbox/secrets.js";
 import { isWithin } from "../src/sandbox/virtual-path.js";
 import { decide, listStrings, parseProfile } from "./helpers/sbpl.js";
 
@@ -119,7 +120,7 @@ describe("buildSeatbeltProfile", () => {
       (allow file-read-metadata (literal "/tmp"))
       (allow file-read-metadata (literal "<tmp>"))
       ;; Protected entries: never written; the folders above them never renamed or removed.
-      (deny file-write* (regex "^<TMP>/[rR][oO][oO][tT](/.*)?/\\\\.[gG][iI][tT](/|$)"))
+      (deny file-write* (regex "^<TMP>/[rR][oO][oO][tT](/.*)?/(\\\\.[bB][aA][sS][hH]_[lL][oO][gG][iI][nN]|\\\\.[bB][aA][sS][hH]_[lL][oO][gG][oO][uU][tT]|\\\\.[bB][aA][sS][hH]_[pP][rR][oO][fF][iI][lL][eE]|\\\\.[bB][aA][sS][hH][rR][cC]|\\\\.[cC][lL][aA][uU][dD][eE]|\\\\.[eE][nN][vV][rR][cC]|\\\\.[gG][iI][tT]|\\\\.[gG][iI][tT][cC][oO][nN][fF][iI][gG]|\\\\.[gG][iI][tT][mM][oO][dD][uU][lL][eE][sS]|\\\\.[hH][uU][sS][kK][yY]|\\\\.[iI][dD][eE][aA]|\\\\.[mM][cC][pP]\\\\.[jJ][sS][oO][nN]|\\\\.[nN][pP][mM][rR][cC]|\\\\.[pP][nN][pP][mM][fF][iI][lL][eE]\\\\.[cC][jJ][sS]|\\\\.[pP][rR][oO][fF][iI][lL][eE]|\\\\.[vV][sS][cC][oO][dD][eE]|\\\\.[yY][aA][rR][nN][rR][cC]|\\\\.[yY][aA][rR][nN][rR][cC]\\\\.[yY][mM][lL]|\\\\.[zZ][lL][oO][gG][iI][nN]|\\\\.[zZ][lL][oO][gG][oO][uU][tT]|\\\\.[zZ][pP][rR][oO][fF][iI][lL][eE]|\\\\.[zZ][sS][hH][eE][nN][vV]|\\\\.[zZ][sS][hH][rR][cC])(/|$)"))
       (deny file-write-unlink (regex "^<TMP>/[rR][oO][oO][tT]$"))
       ;; No hard links (a second, writable name for a read-only file) and no clones.
       (deny file-link)
@@ -155,8 +156,8 @@ describe("buildSeatbeltProfile", () => {
     // `/out` is writable: its own `.git` and its top are held too.
     expect(section(profileOf(sb), ";; Protected")).toMatchInlineSnapshot(`
       ";; Protected entries: never written; the folders above them never renamed or removed.
-      (deny file-write* (regex "^<TMP>/[oO][uU][tT](/.*)?/\\\\.[gG][iI][tT](/|$)"))
-      (deny file-write* (regex "^<TMP>/[rR][oO][oO][tT](/.*)?/\\\\.[gG][iI][tT](/|$)"))
+      (deny file-write* (regex "^<TMP>/[oO][uU][tT](/.*)?/(\\\\.[bB][aA][sS][hH]_[lL][oO][gG][iI][nN]|\\\\.[bB][aA][sS][hH]_[lL][oO][gG][oO][uU][tT]|\\\\.[bB][aA][sS][hH]_[pP][rR][oO][fF][iI][lL][eE]|\\\\.[bB][aA][sS][hH][rR][cC]|\\\\.[cC][lL][aA][uU][dD][eE]|\\\\.[eE][nN][vV][rR][cC]|\\\\.[gG][iI][tT]|\\\\.[gG][iI][tT][cC][oO][nN][fF][iI][gG]|\\\\.[gG][iI][tT][mM][oO][dD][uU][lL][eE][sS]|\\\\.[hH][uU][sS][kK][yY]|\\\\.[iI][dD][eE][aA]|\\\\.[mM][cC][pP]\\\\.[jJ][sS][oO][nN]|\\\\.[nN][pP][mM][rR][cC]|\\\\.[pP][nN][pP][mM][fF][iI][lL][eE]\\\\.[cC][jJ][sS]|\\\\.[pP][rR][oO][fF][iI][lL][eE]|\\\\.[vV][sS][cC][oO][dD][eE]|\\\\.[yY][aA][rR][nN][rR][cC]|\\\\.[yY][aA][rR][nN][rR][cC]\\\\.[yY][mM][lL]|\\\\.[zZ][lL][oO][gG][iI][nN]|\\\\.[zZ][lL][oO][gG][oO][uU][tT]|\\\\.[zZ][pP][rR][oO][fF][iI][lL][eE]|\\\\.[zZ][sS][hH][eE][nN][vV]|\\\\.[zZ][sS][hH][rR][cC])(/|$)"))
+      (deny file-write* (regex "^<TMP>/[rR][oO][oO][tT](/.*)?/(\\\\.[bB][aA][sS][hH]_[lL][oO][gG][iI][nN]|\\\\.[bB][aA][sS][hH]_[lL][oO][gG][oO][uU][tT]|\\\\.[bB][aA][sS][hH]_[pP][rR][oO][fF][iI][lL][eE]|\\\\.[bB][aA][sS][hH][rR][cC]|\\\\.[cC][lL][aA][uU][dD][eE]|\\\\.[eE][nN][vV][rR][cC]|\\\\.[gG][iI][tT]|\\\\.[gG][iI][tT][cC][oO][nN][fF][iI][gG]|\\\\.[gG][iI][tT][mM][oO][dD][uU][lL][eE][sS]|\\\\.[hH][uU][sS][kK][yY]|\\\\.[iI][dD][eE][aA]|\\\\.[mM][cC][pP]\\\\.[jJ][sS][oO][nN]|\\\\.[nN][pP][mM][rR][cC]|\\\\.[pP][nN][pP][mM][fF][iI][lL][eE]\\\\.[cC][jJ][sS]|\\\\.[pP][rR][oO][fF][iI][lL][eE]|\\\\.[vV][sS][cC][oO][dD][eE]|\\\\.[yY][aA][rR][nN][rR][cC]|\\\\.[yY][aA][rR][nN][rR][cC]\\\\.[yY][mM][lL]|\\\\.[zZ][lL][oO][gG][iI][nN]|\\\\.[zZ][lL][oO][gG][oO][uU][tT]|\\\\.[zZ][pP][rR][oO][fF][iI][lL][eE]|\\\\.[zZ][sS][hH][eE][nN][vV]|\\\\.[zZ][sS][hH][rR][cC])(/|$)"))
       (deny file-write-unlink (regex "^<TMP>/[oO][uU][tT]$"))
       (deny file-write-unlink (regex "^<TMP>/[rR][oO][oO][tT]$"))"
     `);
@@ -188,7 +189,7 @@ describe("buildSeatbeltProfile", () => {
       (allow file-read-metadata (literal "<tmp>/root"))
       (allow file-read-metadata (literal "<tmp>/root/src"))
       ;; Protected entries: never written; the folders above them never renamed or removed.
-      (deny file-write* (regex "^<TMP>/[rR][oO][oO][tT]/[sS][rR][cC]/[lL][iI][bB](/.*)?/\\\\.[gG][iI][tT](/|$)"))
+      (deny file-write* (regex "^<TMP>/[rR][oO][oO][tT]/[sS][rR][cC]/[lL][iI][bB](/.*)?/(\\\\.[bB][aA][sS][hH]_[lL][oO][gG][iI][nN]|\\\\.[bB][aA][sS][hH]_[lL][oO][gG][oO][uU][tT]|\\\\.[bB][aA][sS][hH]_[pP][rR][oO][fF][iI][lL][eE]|\\\\.[bB][aA][sS][hH][rR][cC]|\\\\.[cC][lL][aA][uU][dD][eE]|\\\\.[eE][nN][vV][rR][cC]|\\\\.[gG][iI][tT]|\\\\.[gG][iI][tT][cC][oO][nN][fF][iI][gG]|\\\\.[gG][iI][tT][mM][oO][dD][uU][lL][eE][sS]|\\\\.[hH][uU][sS][kK][yY]|\\\\.[iI][dD][eE][aA]|\\\\.[mM][cC][pP]\\\\.[jJ][sS][oO][nN]|\\\\.[nN][pP][mM][rR][cC]|\\\\.[pP][nN][pP][mM][fF][iI][lL][eE]\\\\.[cC][jJ][sS]|\\\\.[pP][rR][oO][fF][iI][lL][eE]|\\\\.[vV][sS][cC][oO][dD][eE]|\\\\.[yY][aA][rR][nN][rR][cC]|\\\\.[yY][aA][rR][nN][rR][cC]\\\\.[yY][mM][lL]|\\\\.[zZ][lL][oO][gG][iI][nN]|\\\\.[zZ][lL][oO][gG][oO][uU][tT]|\\\\.[zZ][pP][rR][oO][fF][iI][lL][eE]|\\\\.[zZ][sS][hH][eE][nN][vV]|\\\\.[zZ][sS][hH][rR][cC])(/|$)"))
       (deny file-write-unlink (regex "^<TMP>/[rR][oO][oO][tT]/[sS][rR][cC]/[lL][iI][bB]$"))"
     `);
     const grandchild = child.derive({ allowRead: ["/src/a.ts"], readonly: true });
@@ -222,6 +223,19 @@ describe("buildSeatbeltProfile", () => {
     expect(profileOf(ro)).not.toContain(";; Protected");
   });
 
+  test("secrets: the default list (what runCommand passes: the policy's own) compiles, one deny per entry and area", () => {
+    const sb = createSandbox({ root: join(dir, "root") });
+    const entries = policyOf(sb).secrets.entries;
+    expect(entries).toEqual(DEFAULT_SECRETS);
+    const text = profileOf(sb, { secrets: entries });
+    expect(section(text, ";; Secrets").split("\n").length - 1).toBe(DEFAULT_SECRETS.length);
+    const rules = parseProfile(
+      buildSeatbeltProfile(policyOf(sb), { tempDir: TEMP, secrets: entries }),
+    );
+    expect(decide(rules, "file-read-data", join(dir, "root", "a", ".env"))).toBe(false);
+    expect(decide(rules, "file-read-data", join(dir, "root", "a", "env.txt"))).toBe(true);
+  });
+
   test("secrets: names at any depth of every readable folder; a mount at a secret name denied whole", () => {
     mkdirSync(join(dir, "keys"));
     const sb = createSandbox({
@@ -236,19 +250,12 @@ describe("buildSeatbeltProfile", () => {
     });
     expect(section(text, ";; Secrets")).toMatchInlineSnapshot(`
       ";; Secrets: never read, written, renamed or run.
-      (deny file-read* file-write* process-exec (regex "^<TMP>/[kK][eE][yY][sS](/|$)"))
       (deny file-read* file-write* process-exec (regex "^<TMP>/[cC][aA][cC][hH][eE]/(.*/)?\\\\.[eE][nN][vV](/|$)"))
       (deny file-read* file-write* process-exec (regex "^<TMP>/[cC][aA][cC][hH][eE]/(.*/)?\\\\.[eE][nN][vV]\\\\.[^/]*(/|$)"))
       (deny file-read* file-write* process-exec (regex "^<TMP>/[cC][aA][cC][hH][eE]/(.*/)?[^/]*\\\\.[pP][eE][mM](/|$)"))
       (deny file-read* file-write* process-exec (regex "^<TMP>/[cC][aA][cC][hH][eE]/(.*/)?[iI][dD]_[ERer][^/]*(/|$)"))
       (deny file-read* file-write* process-exec (regex "^<TMP>/[cC][aA][cC][hH][eE]/(.*/)?\\\\.[sS][sS][hH](/|$)"))
       (deny file-read* file-write* process-exec (regex "^<TMP>/[cC][aA][cC][hH][eE]/(.*/)?([xX]\\\\.[kK][eE][yY]|[yY]\\\\.[kK][eE][yY])(/|$)"))
-      (deny file-read* file-write* process-exec (regex "^<TMP>/[kK][eE][yY][sS]/(.*/)?\\\\.[eE][nN][vV](/|$)"))
-      (deny file-read* file-write* process-exec (regex "^<TMP>/[kK][eE][yY][sS]/(.*/)?\\\\.[eE][nN][vV]\\\\.[^/]*(/|$)"))
-      (deny file-read* file-write* process-exec (regex "^<TMP>/[kK][eE][yY][sS]/(.*/)?[^/]*\\\\.[pP][eE][mM](/|$)"))
-      (deny file-read* file-write* process-exec (regex "^<TMP>/[kK][eE][yY][sS]/(.*/)?[iI][dD]_[ERer][^/]*(/|$)"))
-      (deny file-read* file-write* process-exec (regex "^<TMP>/[kK][eE][yY][sS]/(.*/)?\\\\.[sS][sS][hH](/|$)"))
-      (deny file-read* file-write* process-exec (regex "^<TMP>/[kK][eE][yY][sS]/(.*/)?([xX]\\\\.[kK][eE][yY]|[yY]\\\\.[kK][eE][yY])(/|$)"))
       (deny file-read* file-write* process-exec (regex "^<TMP>/[rR][oO][oO][tT]/(.*/)?\\\\.[eE][nN][vV](/|$)"))
       (deny file-read* file-write* process-exec (regex "^<TMP>/[rR][oO][oO][tT]/(.*/)?\\\\.[eE][nN][vV]\\\\.[^/]*(/|$)"))
       (deny file-read* file-write* process-exec (regex "^<TMP>/[rR][oO][oO][tT]/(.*/)?[^/]*\\\\.[pP][eE][mM](/|$)"))

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import {
   ConfigError,
   createSandbox,
+  DEFAULT_PROTECTED,
   loadProgram,
   loadProgramDefinition,
   type SandboxConfig,
@@ -97,7 +98,7 @@ Read the documents and write a summary.
         maxFileBytes: 1000,
         readApproval: true,
         // Added by loadProgram: the program's own files are out of agents' reach.
-        protected: [".git", "/program.yaml", "/workers"],
+        protected: [...DEFAULT_PROTECTED, "/program.yaml", "/workers"],
       },
       maxDepth: 5,
       maxAgents: 32,
@@ -531,7 +532,7 @@ describe("loadProgram: bad .worker files", () => {
       ✖ expected string, received number → at model
       ✖ expected a list of tool names → at tools
       ✖ unknown key 'maxOldGenerationSizeMb' (did you mean 'max_old_generation_size_mb'?) → at maxOldGenerationSizeMb
-      ✖ unknown key 'root' (allowed: restrict, readonly, allow_read, allow_write, inherit) → at sandbox.root"
+      ✖ unknown key 'root' (allowed: restrict, readonly, allow_read, allow_write, inherit, secrets) → at sandbox.root"
     `);
   });
 
@@ -593,7 +594,7 @@ describe("loadProgram: program files are protected from agents (review 3, t13)",
     });
     const options = await loadProgram(dir);
     const protectedList = (options.sandbox as { protected?: string[] }).protected;
-    expect(protectedList).toEqual([".git", "/program.yaml", "/workers"]);
+    expect(protectedList).toEqual([...DEFAULT_PROTECTED, "/program.yaml", "/workers"]);
     const sb = createSandbox(options.sandbox as SandboxConfig, { basePath: dir });
     for (const [path, content] of [
       ["/program.yaml", 'sandbox: { root: "/" }\n'],

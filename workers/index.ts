@@ -33,6 +33,7 @@ export {
   SandboxError,
   type SandboxErrorCode,
   SandboxPermissionEscalationError,
+  SecretWithheldError,
   SuffixNotAllowedError,
 } from "../src/errors/index.js";
 export type { Attachment, LogLevel, RunCommandReply } from "../src/port/protocol.js";
@@ -109,6 +110,8 @@ export interface DelegateOptions {
     allowRead?: string | string[];
     allowWrite?: string | string[];
     inherit?: boolean;
+    /** Secret name patterns withheld from the callee in addition to this agent's. */
+    secrets?: string[];
   };
   /** Virtual paths in this agent's sandbox to hand to the callee as bytes. */
   attachments?: string[];

@@ -114,7 +114,7 @@ function walkWorkers(
 /** The areas a sandbox grants, as a key (the mount table is the host's, shared). */
 function policyKey(sandbox: Sandbox): string {
   const p = policyOf(sandbox);
-  return JSON.stringify([p.read, p.write]);
+  return JSON.stringify([p.read, p.write, p.secrets.entries]);
 }
 
 /** The worker's sandbox on this path, or the issues of each key that fails there. */
@@ -204,6 +204,9 @@ function locate(parent: Sandbox, spec: WorkerSandboxSpec): Failure[] {
       base.derive({ readonly: false, inherit: true }),
     );
   on = base;
+  const secrets = spec.secrets;
+  if (secrets !== undefined)
+    attempt(["secrets"], undefined, undefined, () => base.restrict({ secrets }));
   if (!narrowing) return out;
   for (const [k, access] of [
     ["allowWrite", "write"],

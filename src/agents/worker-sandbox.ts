@@ -2,14 +2,15 @@
  * How a worker's `sandbox` key narrows the sandbox it receives (DESIGN §3):
  * no key → unchanged; only `restrict`/`readonly` → `restrict()`; any
  * `allow*` or `inherit` → `restrict()` first if asked, then `derive()`
- * (with `inherit` defaulting to false). Used for a callee's configured
- * narrowing and again for the call site's.
+ * (with `inherit` defaulting to false); `secrets` are added to the
+ * received sandbox's by whichever of the two applies. Used for a callee's
+ * configured narrowing and again for the call site's.
  */
 import { configError, quotePath } from "../errors/index.js";
 import type { WorkerSandboxSpec } from "../host/host-types.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 
-const KEYS = new Set(["restrict", "readonly", "allowRead", "allowWrite", "inherit"]);
+const KEYS = new Set(["restrict", "readonly", "allowRead", "allowWrite", "inherit", "secrets"]);
 
 /**
  * Applies a worker sandbox spec to `sandbox`. The spec may come from a
@@ -27,7 +28,8 @@ export function applyWorkerSandbox(sandbox: Sandbox, spec: unknown): Sandbox {
     throw configError([
       {
         path: ["sandbox"],
-        message: "expected an object with restrict, readonly, allowRead, allowWrite or inherit",
+        message:
+          "expected an object with restrict, readonly, allowRead, allowWrite, inherit or secrets",
       },
     ]);
   }
@@ -42,10 +44,15 @@ export function applyWorkerSandbox(sandbox: Sandbox, spec: unknown): Sandbox {
   const narrowing =
     w.allowRead !== undefined || w.allowWrite !== undefined || w.inherit !== undefined;
   let out = sandbox;
-  if (w.restrict !== undefined || (w.readonly !== undefined && !narrowing)) {
-    const opts: { restrict?: string; readonly?: boolean } = {};
+  // `secrets` only: a restrict to `/`, which keeps everything else.
+  const restricting =
+    w.restrict !== undefined ||
+    (!narrowing && (w.readonly !== undefined || w.secrets !== undefined));
+  if (restricting) {
+    const opts: Parameters<Sandbox["restrict"]>[0] = {};
     if (w.restrict !== undefined) opts.restrict = w.restrict;
     if (w.readonly !== undefined) opts.readonly = w.readonly;
+    if (w.secrets !== undefined) opts.secrets = w.secrets;
     out = out.restrict(opts);
   }
   if (!narrowing) return out;
@@ -53,5 +60,6 @@ export function applyWorkerSandbox(sandbox: Sandbox, spec: unknown): Sandbox {
   if (w.allowRead !== undefined) derive.allowRead = w.allowRead;
   if (w.allowWrite !== undefined) derive.allowWrite = w.allowWrite;
   if (w.readonly !== undefined) derive.readonly = w.readonly;
+  if (w.secrets !== undefined && !restricting) derive.secrets = w.secrets;
   return out.derive(derive);
 }

@@ -120,6 +120,8 @@ export class AgentGate {
       if (v === undefined) continue; // the operation itself reports the bad path
       const allowed = t.access === "read" ? sb.canRead(v) : sb.canWrite(v);
       if (!allowed) {
+        // A secret stays withheld whatever is granted: no one is asked.
+        if (policyOf(sb).secrets.covers(v)) continue;
         const exp = this.#o.expansion;
         const dir = t.dir === "self" ? v : parentPath(v);
         if (!exp || !(t.access === "read" ? exp.bound.canRead(dir) : exp.bound.canWrite(dir)))

@@ -41,7 +41,9 @@ export function realLocation(sb: Sandbox, v: string, access: GrantAccess): strin
 export function readsOnlyUnder(sb: Sandbox, roots: readonly string[]): Sandbox {
   const p = policyOf(sb);
   const cut = roots.map((path) => ({ path, exact: false }));
-  return new Sandbox(new Policy(p.table, intersect(p.read, cut), p.write, p.confinement));
+  return new Sandbox(
+    new Policy(p.table, intersect(p.read, cut), p.write, p.secrets, p.confinement),
+  );
 }
 
 /** The canonical virtual path, or undefined where the operation will fail anyway. */

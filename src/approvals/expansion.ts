@@ -23,7 +23,9 @@ export function computeCeiling(root: Sandbox, ceiling: readonly string[] | undef
   if (ceiling === undefined) return root;
   const p = policyOf(root);
   const areas: Area[] = ceiling.map((path) => ({ path, exact: false }));
-  return new Sandbox(new Policy(p.table, intersect(p.read, areas), intersect(p.write, areas)));
+  return new Sandbox(
+    new Policy(p.table, intersect(p.read, areas), intersect(p.write, areas), p.secrets),
+  );
 }
 
 /** What both sandboxes permit (same mount table). */
@@ -31,13 +33,19 @@ export function intersectSandboxes(a: Sandbox, b: Sandbox): Sandbox {
   const pa = policyOf(a);
   const pb = policyOf(b);
   return new Sandbox(
-    new Policy(pa.table, intersect(pa.read, pb.read), intersect(pa.write, pb.write)),
+    new Policy(
+      pa.table,
+      intersect(pa.read, pb.read),
+      intersect(pa.write, pb.write),
+      pa.secrets.union(pb.secrets),
+    ),
   );
 }
 
 /**
  * `sandbox` plus `access` to the directory `dir`, cut to `bound`. A write
  * grant also lets the agent read there (an edit reads before it writes).
+ * What either withholds stays withheld: a grant never shows a secret.
  */
 export function widenSandbox(
   sandbox: Sandbox,
@@ -50,7 +58,12 @@ export function widenSandbox(
   const area: Area[] = [{ path: dir, exact: false }];
   const write = access === "write" ? intersect(b.write, area) : [];
   return new Sandbox(
-    new Policy(p.table, [...p.read, ...intersect(b.read, area)], [...p.write, ...write]),
+    new Policy(
+      p.table,
+      [...p.read, ...intersect(b.read, area)],
+      [...p.write, ...write],
+      p.secrets.union(b.secrets),
+    ),
   );
 }
 

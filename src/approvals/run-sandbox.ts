@@ -86,7 +86,7 @@ export class RunSandboxes {
         }
     }
     const confinement = buildConfinement(gated, allowed, mountOf);
-    const out = new Sandbox(new Policy(p.table, p.read, p.write, confinement));
+    const out = new Sandbox(new Policy(p.table, p.read, p.write, p.secrets, confinement));
     if (cacheable) this.#cache.set(key, out);
     return out;
   }

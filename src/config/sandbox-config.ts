@@ -7,7 +7,12 @@
  */
 import { z } from "zod";
 import { type ConfigIssue, configError } from "../errors/index.js";
+import { DEFAULT_PROTECTED } from "../sandbox/protected-defaults.js";
+import { DEFAULT_SECRETS, SecretList } from "../sandbox/secrets.js";
 import { normalizeVirtualPath } from "../sandbox/virtual-path.js";
+import { toConfigIssues } from "./config-issues.js";
+
+export { toConfigIssues } from "./config-issues.js";
 
 /** A mount in object form. */
 export interface MountConfig {
@@ -52,8 +57,22 @@ export interface SandboxConfig {
   writeApproval?: boolean;
   /** Extra mounts: objects, or Docker short form `SOURCE:TARGET[:ro]`. */
   mounts?: (MountConfig | string)[];
-  /** Folder names (or absolute virtual paths) no write may go under. Default `[".git"]`. */
+  /**
+   * Folder or file names (matched at any depth), or absolute virtual paths,
+   * no write may go under. Default: `.git`, shell rc files, `.gitconfig`,
+   * `.gitmodules`, `.husky`, `.vscode`, `.idea`, `.claude`, `.mcp.json`,
+   * `.envrc`, `.npmrc`, `.yarnrc`, `.yarnrc.yml`, `.pnpmfile.cjs`
+   * (`DEFAULT_PROTECTED`); `[]` protects nothing.
+   */
   protected?: string[];
+  /**
+   * Name patterns (`*`, `?`; matched at any depth, regardless of case)
+   * withheld from every operation, listing, search and shell command.
+   * Default: `.env`, `.env.*`, `*.pem`, `*.key`, SSH keys, `.npmrc`,
+   * `.netrc`, `.git-credentials`, `.aws/`, `.ssh/` (`DEFAULT_SECRETS`);
+   * `[]` withholds nothing.
+   */
+  secrets?: string[];
   /** Legacy named-paths form: each name becomes a mount at `/name`. */
   paths?: Record<string, NamedPathConfig>;
   /** Dynamic expansion (read by the host, never by `Sandbox`); see `createHost({ dynamic })`. */
@@ -84,6 +103,8 @@ export interface ParsedSandboxConfig {
   /** The root's own flags (root form). */
   rootMount: ParsedMount | undefined;
   protected: string[];
+  /** Secret name patterns (validated). */
+  secrets: string[];
   /** Names of the named-paths form (empty in root form). */
   names: string[];
 }
@@ -135,6 +156,7 @@ const sandboxSchema = z.strictObject({
     )
     .optional(),
   protected: z.array(z.string().min(1, "a protected entry cannot be empty")).optional(),
+  secrets: z.array(z.string()).optional(),
   paths: z.record(z.string(), namedPath).optional(),
   // Read by the host (issue 13), never by the Sandbox.
   dynamic: z
@@ -144,55 +166,6 @@ const sandboxSchema = z.strictObject({
     })
     .optional(),
 });
-
-/** Turns zod issues into our `{ path, message }` issues, under a key prefix. */
-export function toConfigIssues(
-  error: z.ZodError,
-  prefix: readonly (string | number)[] = [],
-): ConfigIssue[] {
-  const out: ConfigIssue[] = [];
-  for (const issue of error.issues) {
-    const path = [...prefix, ...issue.path.map((k) => (typeof k === "number" ? k : String(k)))];
-    if (issue.code === "unrecognized_keys") {
-      // One issue per key, each at its own path, with a spelling hint.
-      for (const key of issue.keys)
-        out.push({ path: [...path, key], message: describeUnknownKey(key) });
-      continue;
-    }
-    out.push({ path, message: issue.message.replace(/^Invalid (input|option): /, "") });
-  }
-  return out;
-}
-
-const KNOWN_KEYS = [
-  "root",
-  "readonly",
-  "suffixes",
-  "maxFileBytes",
-  "readApproval",
-  "writeApproval",
-  "mounts",
-  "protected",
-  "paths",
-  "dynamic",
-  "source",
-  "target",
-  "mode",
-  "restrict",
-  "allowRead",
-  "allowWrite",
-  "inherit",
-];
-
-function describeUnknownKey(key: string): string {
-  const squash = (k: string) => k.replaceAll("_", "").replaceAll("-", "").toLowerCase();
-  const match = KNOWN_KEYS.find((k) => squash(k) === squash(key));
-  const snake = match?.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-  const hint = match
-    ? ` (did you mean '${snake === match ? match : `${snake}' or '${match}`}'?)`
-    : "";
-  return `unknown key '${key}'${hint}`;
-}
 
 /** Picks the camelCase or snake_case spelling of a key (both → an issue). */
 function pick<T>(
@@ -286,7 +259,7 @@ export function parseSandboxConfig(
   const maxFileBytes = pick<number>(raw, "maxFileBytes", "max_file_bytes", issues, at);
   const readApproval = pick<boolean>(raw, "readApproval", "read_approval", issues, at) ?? false;
   const writeApproval = pick<boolean>(raw, "writeApproval", "write_approval", issues, at) ?? false;
-  const protectedList = raw.protected ?? [".git"];
+  const protectedList = raw.protected ?? [...DEFAULT_PROTECTED];
   protectedList.forEach((p, i) => {
     if (p.includes("\0"))
       issues.push({
@@ -294,6 +267,13 @@ export function parseSandboxConfig(
         message: "a protected entry cannot contain a NUL byte",
       });
   });
+  const secrets = SecretList.parse(raw.secrets ?? DEFAULT_SECRETS);
+  if (!(secrets instanceof SecretList))
+    for (const p of secrets)
+      issues.push({
+        path: [...at, "secrets", ...(p.index < 0 ? [] : [p.index])],
+        message: p.message,
+      });
 
   if ((raw.root === undefined) === (raw.paths === undefined)) {
     issues.push({
@@ -395,6 +375,7 @@ export function parseSandboxConfig(
     mounts,
     rootMount,
     protected: protectedList,
+    secrets: secrets instanceof SecretList ? [...secrets.entries] : [],
     names,
   };
 }

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { ConfigIssue } from "../errors/index.js";
+import { checkSecretEntry } from "../sandbox/secrets.js";
 import { checkConfigPath } from "./sandbox-config.js";
 import type { WorkerSandboxSpec } from "./worker-spec.js";
 import { convertZodIssues, type KeyPath } from "./yaml-schema.js";
@@ -27,6 +28,7 @@ const workerSandboxSchema = z.strictObject({
   allow_read: pathList.optional(),
   allow_write: pathList.optional(),
   inherit: z.boolean().optional(),
+  secrets: z.array(z.string()).optional(),
 });
 
 const SANDBOX_KEYS = Object.keys(workerSandboxSchema.shape);
@@ -89,6 +91,20 @@ function parseWorkerSandbox(
     }
   }
   if (raw.inherit !== undefined) out.inherit = raw.inherit;
+  if (raw.secrets !== undefined) {
+    const before = issues.length;
+    if (raw.secrets.length === 0)
+      issues.push({
+        path: [...at, "secrets"],
+        message:
+          "a worker can add secrets to those of its caller, never remove them, so '[]' changes nothing: remove this key, or list names to withhold in addition (to let agents read a secret, remove it from the program sandbox's 'secrets' list)",
+      });
+    raw.secrets.forEach((e, i) => {
+      const problem = checkSecretEntry(e);
+      if (problem !== undefined) issues.push({ path: [...at, "secrets", i], message: problem });
+    });
+    if (issues.length === before) out.secrets = raw.secrets;
+  }
   return out;
 }
 

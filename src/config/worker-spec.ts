@@ -18,6 +18,11 @@ export interface WorkerSandboxSpec {
   allowWrite?: string | string[];
   /** Default false once any allow-list is given. */
   inherit?: boolean;
+  /**
+   * Secret name patterns to withhold in addition to the caller's (a worker
+   * can add secrets, never remove one; `[]` is refused).
+   */
+  secrets?: string[];
 }
 
 /** One worker the host can run. */

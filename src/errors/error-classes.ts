@@ -18,6 +18,7 @@ export type SandboxErrorCode =
   | "invalid_path"
   | "not_found"
   | "already_exists"
+  | "secret_withheld"
   | "edit_failed"
   | "approval_denied"
   | "io_error"
@@ -164,6 +165,15 @@ export class FileExistsError extends SandboxError {
     super("already_exists", message, path);
   }
 }
+/**
+ * The path names a secret (it matches the sandbox's `secrets` list): the
+ * file exists (or would) and is withheld by configuration, not missing.
+ */
+export class SecretWithheldError extends SandboxError {
+  constructor(message: string, path?: string) {
+    super("secret_withheld", message, path);
+  }
+}
 /** An edit's `oldText` was not found, or not found exactly once. */
 export class EditFailedError extends SandboxError {
   constructor(message: string, path?: string) {
@@ -296,6 +306,7 @@ const CLASS_BY_CODE: Record<SandboxErrorCode, abstract new (...args: never[]) =>
   invalid_path: InvalidPathError,
   not_found: FileNotFoundError,
   already_exists: FileExistsError,
+  secret_withheld: SecretWithheldError,
   edit_failed: EditFailedError,
   approval_denied: ApprovalDeniedError,
   io_error: IoError,

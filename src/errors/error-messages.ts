@@ -17,6 +17,7 @@ import {
   PathNotInSandboxError,
   PathNotWritableError,
   SandboxError,
+  SecretWithheldError,
   SuffixNotAllowedError,
 } from "./error-classes.js";
 import { escapeControl, formatKeyPath, formatPathList, quotePath } from "./escape-text.js";
@@ -116,6 +117,43 @@ export function notFound(path: string, nearestDir?: string): FileNotFoundError {
   const hint =
     nearestDir === undefined ? "" : `\nNearest existing directory: ${quotePath(nearestDir)}`;
   return new FileNotFoundError(`Not found: ${quotePath(path)} does not exist.${hint}`, path);
+}
+
+/** What a {@link secretWithheld} error is about. */
+export interface SecretRefusal {
+  /** What was asked: `read`, `write`, or a change (move, remove) of a folder holding one. */
+  access: "read" | "write" | "holds";
+  /** The `secrets` entry matched (absent for `holds`: no name is given away). */
+  entry?: string | undefined;
+  /** The secret a link leads to, when `path` itself is not one. */
+  via?: string | undefined;
+}
+
+/**
+ * Builds a {@link SecretWithheldError}: the path is withheld by
+ * configuration (the sandbox's `secrets` list), not missing; nothing an
+ * agent can do reaches it; the user can change the list.
+ */
+export function secretWithheld(path: string, r: SecretRefusal): SecretWithheldError {
+  const entry =
+    r.entry === undefined ? "" : ` (it matches the secrets entry ${quotePath(r.entry)})`;
+  const next =
+    "Do not look for another way to it: no tool, search, listing or shell command shows secrets. If the task needs it, ask the user: they can change the sandbox's 'secrets' list.";
+  if (r.access === "holds")
+    return new SecretWithheldError(
+      `Cannot change ${quotePath(path)}: it holds a file withheld by configuration (the sandbox's 'secrets' list), which agents cannot read, move or remove, so neither can its folder be moved or removed. Move or remove the other entries one by one. ${next}`,
+      path,
+    );
+  const what =
+    r.via === undefined
+      ? r.access === "read"
+        ? `it exists, but it is a secret withheld by configuration${entry}`
+        : `its name is a secret withheld by configuration${entry}: agents cannot create, change, move or remove such files`
+      : `it leads (through a link) to ${quotePath(r.via)}, a secret withheld by configuration${entry}`;
+  return new SecretWithheldError(
+    `Cannot ${r.access === "read" ? "read" : "write to"} ${quotePath(path)}: ${what}. ${next}`,
+    path,
+  );
 }
 
 /** Builds a {@link FileExistsError}. */

@@ -23,14 +23,14 @@ import {
   gitCommitTooLarge,
   gitDirNotWritable,
   gitFailed,
-  gitPathRefused,
   quotePath,
+  secretWithheld,
 } from "../errors/index.js";
 import type { Policy } from "../sandbox/policy.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import { describeGitError, makeMarker, quoteShell, runGit } from "./git-command.js";
 import { formatCommits, logFormat, parseLog, showGitPath, splitNames } from "./git-output.js";
-import { buildPathspecs, isSecretPath, readSecrets } from "./git-pathspecs.js";
+import { buildPathspecs, findSecretEntry } from "./git-pathspecs.js";
 import { findRepo, type Repo, toRepoPaths, toVirtualPath } from "./git-repo.js";
 import type { GitToolOptions } from "./git-tools.js";
 
@@ -56,14 +56,9 @@ export async function commitPaths(
   const repo = findRepo(policy, paths[0]);
   checkGitDirWritable(policy, repo);
   const rels = toRepoPaths(policy, repo, paths);
-  const secrets = readSecrets(sandbox);
   rels.forEach((rel, i) => {
-    if (rel !== "" && isSecretPath(secrets, rel))
-      throw gitPathRefused(
-        paths[i]!,
-        repo.top,
-        "it is withheld from agents by the sandbox's secrets list",
-      );
+    const entry = rel === "" ? undefined : findSecretEntry(sandbox, rel);
+    if (entry !== undefined) throw secretWithheld(paths[i]!, { access: "write", entry });
   });
   const files = await listChanges(sandbox, repo, rels, opts);
   if (files.length === 0)

@@ -3,8 +3,7 @@
  * it must leave out — mounts inside the repository (another folder shows
  * there) and the sandbox's secrets (name globs withheld at any depth).
  */
-import { matchWildcard } from "../sandbox/glob.js";
-import type { Sandbox } from "../sandbox/sandbox.js";
+import { policyOf, type Sandbox } from "../sandbox/sandbox.js";
 import { quoteShell } from "./git-command.js";
 import type { Repo } from "./git-repo.js";
 
@@ -26,20 +25,15 @@ export function buildPathspecs(sandbox: Sandbox, repo: Repo, rels: readonly stri
   return specs.map(quoteShell).join(" ");
 }
 
-/**
- * The sandbox's `secrets` (name globs withheld at any depth), where its
- * description has them (a sandbox of this release may not).
- */
-export function readSecrets(sandbox: Sandbox): string[] {
-  const d = sandbox.describe() as { secrets?: unknown };
-  return Array.isArray(d.secrets) ? d.secrets.filter((s) => typeof s === "string") : [];
+/** The sandbox's `secrets` (name globs withheld at any depth). */
+export function readSecrets(sandbox: Sandbox): readonly string[] {
+  return policyOf(sandbox).secrets.entries;
 }
 
-/** True if a segment of the repository-relative `rel` matches one of the secret names. */
-export function isSecretPath(secrets: readonly string[], rel: string): boolean {
-  const segments = rel.toLowerCase().split("/");
-  return secrets.some((s) => {
-    const n = s.replace(/\/+$/, "").toLowerCase();
-    return n !== "" && segments.some((seg) => matchWildcard(n, seg));
-  });
+/**
+ * The `secrets` entry a segment of the repository-relative `rel` matches
+ * (the sandbox's own matcher), or `undefined`.
+ */
+export function findSecretEntry(sandbox: Sandbox, rel: string): string | undefined {
+  return policyOf(sandbox).secrets.find(`/${rel}`)?.entry;
 }

@@ -7,6 +7,7 @@
 import { dirname, isAbsolute } from "node:path";
 import { type ConfigIssue, configError } from "../errors/index.js";
 import { isLlmWorker } from "../models/worker-models.js";
+import { DEFAULT_PROTECTED } from "../sandbox/protected-defaults.js";
 import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
 import { listLookupPlaces } from "../threads/module-grants.js";
 import { checkReadGrants, computeWorkerGrants, llmWorkerCode } from "../threads/permissions.js";
@@ -101,7 +102,7 @@ function protectCode(
       },
     ]);
   }
-  const existing = (config as { protected?: string[] }).protected ?? [".git"];
+  const existing = (config as { protected?: string[] }).protected ?? [...DEFAULT_PROTECTED];
   return createSandbox(
     { ...config, protected: [...existing, ...[...writable].sort()] } as typeof config,
     { basePath },

@@ -23,6 +23,7 @@ import {
   parseWorkerEntry,
 } from "../config/worker-config.js";
 import { ConfigError, type ConfigIssue, configError, escapeControl } from "../errors/index.js";
+import { DEFAULT_PROTECTED } from "../sandbox/protected-defaults.js";
 import { createSandbox, policyOf } from "../sandbox/sandbox.js";
 import { isPathLike } from "../threads/module-grants.js";
 import type { HostOptions, WorkerSpec } from "./host-types.js";
@@ -267,7 +268,7 @@ function checkSandboxFolders(config: SandboxConfig, basePath: string, issues: Co
  * (sandbox, shell, modules): where the root sandbox reaches them, they are
  * added to its `protected` list (writes, removes and moves refused — the
  * whole folder, so no new `.worker` file either; reads as before). The
- * default `.git` entry is kept when the list was not given.
+ * default entries are kept when the list was not given.
  */
 function protectProgramFiles(config: SandboxConfig, basePath: string): SandboxConfig {
   const table = policyOf(createSandbox(config, { basePath })).table;
@@ -291,7 +292,8 @@ function protectProgramFiles(config: SandboxConfig, basePath: string): SandboxCo
     }
   }
   if (found.size === 0) return config;
-  return { ...config, protected: [...(config.protected ?? [".git"]), ...[...found].sort()] };
+  const existing = config.protected ?? [...DEFAULT_PROTECTED];
+  return { ...config, protected: [...existing, ...[...found].sort()] };
 }
 
 /**

@@ -50,6 +50,12 @@ export interface BindStep {
    */
   placeholder?: boolean;
   /**
+   * For a guard: hold an absent place with an empty read-only file rather
+   * than a folder (`.yarnrc.yml`, which yarn fails to read as a folder:
+   * see `protected-defaults.ts`).
+   */
+  absentAsFile?: boolean;
+  /**
    * True for a pillar (see `pillars.ts`): a folder between the top of a
    * writable bind and a guard, bound onto itself read-write so that the
    * command cannot rename or remove it.

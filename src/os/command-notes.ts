@@ -34,6 +34,11 @@ export function describeCommandSandbox(sandbox: Sandbox, opts: { network?: boole
     `Readable: ${formatPathList(readable)}.`,
     `Writable: ${describeWritable(p)}.`,
     "/tmp is private scratch space, discarded when the command ends. Nothing else is writable; paths outside these do not exist.",
+    ...(p.secrets.entries.length === 0
+      ? []
+      : [
+          `Secrets are withheld: files named like ${p.secrets.entries.join(", ")} (at any depth) cannot be opened, and such folders show empty; do not try to get around this.`,
+        ]),
     `Network: ${opts.network === true ? "on" : "off"}. The environment is empty except PATH, HOME=/tmp, TMPDIR=/tmp and LANG.`,
   ].join("\n");
 }

@@ -1,8 +1,10 @@
 /**
  * Settling a guard (see `protected-entries.ts`) when the binds are pinned:
  * what is at the guarded place then is bound read-only as it is; if nothing
- * is there, an empty placeholder folder is made, and removed after the
- * command if it is still that empty folder.
+ * is there, an empty placeholder is made — a folder, or an empty file for
+ * a name a package manager fails to read as a folder (`.yarnrc.yml`, see
+ * `protected-defaults.ts`) — and removed after the
+ * command if it is still that empty folder or file.
  *
  * A placeholder is removed through a descriptor of its parent folder kept
  * from the moment it was made, never by path (issue 19, review finding D):
@@ -11,7 +13,15 @@
  * `package-lock.json` that breaks the tools there; and only the very folder
  * made (device and inode) is removed, and only if empty (`rmdir`).
  */
-import { fstatSync, mkdirSync, rmdirSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  rmdirSync,
+  unlinkSync,
+} from "node:fs";
 import { IoError } from "../errors/index.js";
 import type { BindStep, MountPoint } from "./bind-plan.js";
 import { closeQuietly, OPEN_ANY, OPEN_DIR, openAt, pathOf, statQuietly } from "./fd-util.js";
@@ -20,6 +30,8 @@ import { closeQuietly, OPEN_ANY, OPEN_DIR, openAt, pathOf, statQuietly } from ".
 export interface Placeholder {
   dev: number;
   ino: number;
+  /** True for an empty file (see `BindStep.absentAsFile`), false for a folder. */
+  file: boolean;
   /** How many running commands bind it: the last one removes it. */
   users: number;
   /** Descriptor of the folder it was made in (kept until it is removed). */
@@ -27,6 +39,9 @@ export interface Placeholder {
   name: string;
   host: string;
 }
+
+/** A placeholder file: made here, never through a link, never over anything. */
+const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /**
  * The current placeholder at each host path. A command that starts while
@@ -39,7 +54,7 @@ const placeholders = new Map<string, Placeholder>();
  * Settles the guard `step` seen through `mp`: walks to its folder from the
  * bind it is seen through, one folder at a time through descriptors (never
  * following a link; missing folders on the way are made, as for mount
- * points); sets `step.file` to what is there, making an empty folder if
+ * points); sets `step.file` to what is there, making an empty placeholder if
  * nothing is. Returns the placeholder this command now holds (one of this
  * process's, made now or by a command still running), if the place is one.
  * @throws IoError if a link is in the way or the place cannot be held
@@ -55,7 +70,8 @@ export function settleGuard(step: BindStep, mp: MountPoint): Placeholder | undef
     let made = false;
     if (openAndClose(inside) === false) {
       try {
-        mkdirSync(inside, { mode: 0o755 });
+        if (step.absentAsFile === true) closeSync(openSync(inside, NEW_FILE, 0o444));
+        else mkdirSync(inside, { mode: 0o755 });
         made = true;
       } catch (err) {
         // Something appeared meanwhile: it is bound read-only as it is.
@@ -76,11 +92,11 @@ export function settleGuard(step: BindStep, mp: MountPoint): Placeholder | undef
     }
     if (st.isSymbolicLink()) throw refuseGuard(step.virtual);
     step.file = !st.isDirectory();
-    if (!st.isDirectory()) return undefined;
     if (made) {
       const p: Placeholder = {
         dev: st.dev,
         ino: st.ino,
+        file: step.file,
         users: 1,
         parent: fd,
         name,
@@ -113,13 +129,27 @@ export function dropPlaceholder(p: Placeholder): void {
   const inside = `/proc/self/fd/${p.parent}/${p.name}`;
   try {
     const st = statQuietly(inside, true);
-    // rmdir removes only an empty folder, and never follows a link.
-    if (st?.isDirectory() && st.dev === p.dev && st.ino === p.ino) rmdirSync(inside);
+    const same = st !== undefined && st.dev === p.dev && st.ino === p.ino;
+    // rmdir removes only an empty folder, and never follows a link; the
+    // file is removed only while it is still the empty one made.
+    if (same && !p.file && st.isDirectory()) rmdirSync(inside);
+    if (same && p.file && st.isFile() && st.size === 0) unlinkSync(inside);
   } catch {
     // not empty any more, or gone: left as it is
   } finally {
     closeQuietly(p.parent);
   }
+}
+
+/**
+ * True if the place at `host` is a placeholder this process made and has
+ * not removed (a guard on it keeps it until its last command is done).
+ */
+export function isPlaceholder(host: string): boolean {
+  const p = placeholders.get(host);
+  if (p === undefined) return false;
+  const st = statQuietly(host, true);
+  return st !== undefined && st.dev === p.dev && st.ino === p.ino;
 }
 
 function openAndClose(path: string): boolean {

@@ -68,6 +68,11 @@ export interface ConfinedRun {
   maxOutputBytes: number;
   signal: AbortSignal | undefined;
   passThrough: boolean;
+  /**
+   * Called once the mounts are made, before the command starts: `false`
+   * stops it (a secret the masks do not cover, see `secret-masks.ts`).
+   */
+  recheck?: (() => Promise<boolean>) | undefined;
 }
 
 /**
@@ -129,7 +134,11 @@ export async function runConfined(
   let next = FD_FIRST_BIND;
   const bindFds = pinned.fds.map((fd) => (fd === undefined ? undefined : next++));
   try {
-    const verify = new MountCheck(expectMounts(plan, pinned.fds), () => void held.release());
+    const verify = new MountCheck(
+      expectMounts(plan, pinned.fds),
+      () => void held.release(),
+      run.recheck,
+    );
     const ptys = planPtys(run.limits.ptys, me.writable);
     const args = buildBwrapArgs(plan, run.command, {
       devArgs: ptys.devArgs,
@@ -182,7 +191,7 @@ export async function runConfined(
     // killed by SIGTERM exited 125 with this error instead of 143).
     if (verify.failed && run.signal?.aborted !== true)
       throw new IoError(
-        "Cannot run the command: the sandbox's folders changed while the command was being set up (a folder on the way to a mount was moved or replaced, perhaps by another command running at the same time). The command was not run. Try again.",
+        "Cannot run the command: the sandbox's folders changed while the command was being set up (a folder on the way to a mount was moved or replaced, or a folder holding a secret was moved, perhaps by another command running at the same time). The command was not run. Try again.",
       );
     const hits = cgroup?.readHits() ?? { memory: false, processes: false };
     return { ...raw, hits };
@@ -219,11 +228,20 @@ class MountCheck {
   #infoText = "";
   #done = false;
   readonly #expected: ExpectedMount[];
+  readonly #recheck: (() => Promise<boolean>) | undefined;
 
-  /** `onReady`: called once bubblewrap has made every mount (or failed). */
-  constructor(expected: ExpectedMount[], onReady: () => void) {
+  /**
+   * `onReady`: called once bubblewrap has made every mount (or failed);
+   * `recheck`: a last look after the mount table's, `false` to stop.
+   */
+  constructor(
+    expected: ExpectedMount[],
+    onReady: () => void,
+    recheck?: (() => Promise<boolean>) | undefined,
+  ) {
     this.#expected = expected;
     this.#onReady = onReady;
+    this.#recheck = recheck;
   }
 
   readonly info: Channel = {
@@ -264,13 +282,15 @@ class MountCheck {
     if (!this.#ready || this.#pid === undefined || this.#done) return;
     this.#done = true;
     const pid = this.#pid;
-    readFile(`/proc/${pid}/mountinfo`, "utf8").then(
-      (text) => {
-        if (checkMounts(text, this.#expected) !== undefined) this.#fail();
-        else this.#socket?.end("g");
-      },
-      () => this.#fail(),
-    );
+    readFile(`/proc/${pid}/mountinfo`, "utf8")
+      .then(async (text) => {
+        const ok =
+          checkMounts(text, this.#expected) === undefined &&
+          (this.#recheck === undefined || (await this.#recheck()));
+        if (ok) this.#socket?.end("g");
+        else this.#fail();
+      })
+      .catch(() => this.#fail());
   }
 
   #fail(): void {

@@ -8,13 +8,15 @@
  * A guard is a read-only bind whose final shape is settled when the binds
  * are pinned (`bind-fds.ts`), not when the plan is made: what is there then
  * is bound read-only as it is; if nothing is there, an empty read-only
- * placeholder folder is made (and removed after the command if still
- * empty). So a placeholder of another command that comes or goes between
+ * placeholder folder (or file, for a name that is a file by convention) is
+ * made (and removed after the command if still empty). So a placeholder of another command that comes or goes between
  * the plan and the run changes nothing.
  */
-import { accessSync, constants, readdirSync, statSync } from "node:fs";
+import { accessSync, constants, readdirSync, realpathSync, statSync } from "node:fs";
+import { homedir } from "node:os";
 import type { Policy } from "../sandbox/policy.js";
-import { isWithin } from "../sandbox/virtual-path.js";
+import { isFileByConvention, isHomeOnly } from "../sandbox/protected-defaults.js";
+import { baseName, isWithin } from "../sandbox/virtual-path.js";
 import type { BindStep, MountPoint } from "./bind-plan.js";
 import { findGitPlaces } from "./git-places.js";
 import { hasLinkOnTheWay, readKind } from "./host-lookup.js";
@@ -37,7 +39,15 @@ export function planProtectedEntries(
     const v = step.virtual === "/" ? rest : `${step.virtual}${rest}`;
     hosts.set(step.host === "/" ? rest : `${step.host}${rest}`, v);
   };
-  for (const name of listExactNames(policy)) at(`/${name}`);
+  // Shell rc files and `.gitconfig` are held when absent only in a home
+  // folder (see `protected-defaults.ts`): elsewhere, only if present.
+  const home = isHomeFolder(step.host);
+  const presentOnly = new Set<string>();
+  for (const name of listExactNames(policy)) {
+    at(`/${name}`);
+    if (!home && isHomeOnly(name))
+      presentOnly.add(step.host === "/" ? `/${name}` : `${step.host}/${name}`);
+  }
   // Case twins (`.GIT` beside or instead of `.git`) are held read-only too:
   // never a reason to protect less. A folder the host cannot list (a command
   // may `chmod 100` it) still gets its exact names guarded above.
@@ -62,7 +72,7 @@ export function planProtectedEntries(
       unsafe.push(virtual);
       continue;
     }
-    if (kind === undefined && !mayBeCreated(host, step.host)) continue;
+    if (kind === undefined && (presentOnly.has(host) || !mayBeCreated(host, step.host))) continue;
     out.push({
       kind: "bind",
       virtual,
@@ -70,6 +80,7 @@ export function planProtectedEntries(
       writable: false,
       file: kind === "file",
       placeholder: true,
+      ...(isFileByConvention(baseName(virtual)) ? { absentAsFile: true } : {}),
     });
   }
   return out;
@@ -137,6 +148,24 @@ function listProtectedPaths(policy: Policy): string[] {
 /** True if `.git` is protected: then what git executes from is guarded as well. */
 export function guardsGit(policy: Policy): boolean {
   return policy.table.protectedEntries.some((p) => p.toLowerCase() === ".git");
+}
+
+/**
+ * True if `host` is a user's home folder: this process's `$HOME` (or the
+ * account's), `/root`, or a folder right under `/home` or `/Users`.
+ */
+function isHomeFolder(host: string): boolean {
+  const homes = [homedir(), process.env.HOME ?? ""];
+  if (homes.some((h) => h !== "" && (h === host || safeRealpath(h) === host))) return true;
+  return host === "/root" || /^\/(home|Users)\/[^/]+$/.test(host);
+}
+
+function safeRealpath(p: string): string | undefined {
+  try {
+    return realpathSync(p);
+  } catch {
+    return undefined;
+  }
 }
 
 function listQuietly(host: string): string[] {

@@ -28,6 +28,7 @@ import { describeNestedRepos, findNestedRepos } from "./nested-repos.js";
 import { runProcess } from "./process.js";
 import { guardsGit } from "./protected-entries.js";
 import { checkSeatbelt, findWorkingFolder, runSeatbelt } from "./seatbelt-run.js";
+import { addSecretMasks, checkSecretsMasked, findSecretPlaces } from "./secret-masks.js";
 
 export { describeCommandSandbox } from "./command-notes.js";
 export type { CommandLimits } from "./limits.js";
@@ -188,6 +189,9 @@ export async function runCommand(
     return runUnconfined(policy, command, opts, found.why);
   }
   const plan = planBinds(policy);
+  // Secrets the binds would show are masked (see `secret-masks.ts`).
+  const secrets = await findSecretPlaces(policy, plan);
+  addSecretMasks(plan, secrets);
   if (!opts.allowHardLinkedHostCode) refuseLinkedHostCode(plan);
   const startMs = Date.now();
   const raw = await runConfined(policy, plan, {
@@ -201,6 +205,10 @@ export async function runCommand(
     maxOutputBytes: opts.maxOutputBytes,
     signal: opts.signal,
     passThrough: opts.passThrough,
+    recheck:
+      policy.secrets.entries.length === 0
+        ? undefined
+        : () => checkSecretsMasked(policy, plan, secrets),
   });
   raw.stderr = redactBwrapLines(raw.stderr, plan);
   const result = buildCommandResult(raw, policy, opts, true, raw.hits);

@@ -57,6 +57,7 @@ export async function runSeatbelt(
       tempDir: temp,
       network: opts.network,
       allowUnixSockets: opts.allowUnixSockets,
+      secrets: policy.secrets.entries,
       guards,
     });
     // The defaults, for macOS: the private folder instead of /tmp (shared

@@ -16,6 +16,7 @@ import {
 } from "../errors/index.js";
 import { type Area, intersect } from "./areas.js";
 import { type Access, Policy } from "./policy.js";
+import { SecretList } from "./secrets.js";
 
 /** Options of `Sandbox.derive()`; see DESIGN §4. */
 export interface DeriveOptions {
@@ -27,6 +28,12 @@ export interface DeriveOptions {
   readonly?: boolean;
   /** With no allowlist: start from the parent's access instead of nothing. Default false. */
   inherit?: boolean;
+  /**
+   * More secret name patterns, added to the parent's (which a child always
+   * keeps: it can add secrets, never remove one). `[]` is refused: it is
+   * how a root sandbox drops the defaults, and a child cannot.
+   */
+  secrets?: string[];
 }
 
 /** Options of `Sandbox.restrict()`. */
@@ -35,13 +42,15 @@ export interface RestrictOptions {
   restrict?: string;
   /** `true`: no writes. `false`: asserts writes remain under `restrict`. */
   readonly?: boolean;
+  /** More secret name patterns, added to the parent's (see {@link DeriveOptions.secrets}). */
+  secrets?: string[];
 }
 
 /** Most allow-list entries in one derive() call. */
 const MAX_ENTRIES = 256;
 
-const DERIVE_KEYS = new Set(["allowRead", "allowWrite", "readonly", "inherit"]);
-const RESTRICT_KEYS = new Set(["restrict", "readonly"]);
+const DERIVE_KEYS = new Set(["allowRead", "allowWrite", "readonly", "inherit", "secrets"]);
+const RESTRICT_KEYS = new Set(["restrict", "readonly", "secrets"]);
 
 function checkOptions(opts: unknown, keys: Set<string>, method: string): Record<string, unknown> {
   if (opts === undefined || opts === null) return {};
@@ -79,8 +88,36 @@ function checkOptions(opts: unknown, keys: Set<string>, method: string): Record<
   if (o.restrict !== undefined && typeof o.restrict !== "string") {
     issues.push({ path: ["restrict"], message: `expected string, received ${typeof o.restrict}` });
   }
+  if (o.secrets !== undefined) {
+    const parsed = SecretList.parse(o.secrets);
+    if (!(parsed instanceof SecretList))
+      for (const p of parsed)
+        issues.push({
+          path: p.index < 0 ? ["secrets"] : ["secrets", String(p.index)],
+          message: p.message,
+        });
+  }
   if (issues.length > 0) throw configError(issues);
   return o;
+}
+
+/**
+ * The child's secrets: the parent's, plus those asked for. A child keeps
+ * every secret of its parent; `[]` (the root's way to drop the defaults)
+ * is refused with a message saying so, rather than silently ignored.
+ */
+function childSecrets(parent: Policy, asked: unknown): SecretList {
+  if (asked === undefined) return parent.secrets;
+  const more = SecretList.of(asked as string[]);
+  if (more.entries.length === 0 && parent.secrets.entries.length > 0)
+    throw new SandboxPermissionEscalationError(
+      `Cannot derive a child sandbox with secrets []: a child sandbox keeps every secret of its parent and can only add more.\nParent secrets: ${formatPathList([...parent.secrets.entries])}\nList names to withhold in addition, or omit secrets. To let agents read a secret, remove it from the root sandbox's 'secrets' list.`,
+    );
+  try {
+    return parent.secrets.union(more);
+  } catch (err) {
+    throw configError([{ path: ["secrets"], message: (err as Error).message }]);
+  }
 }
 
 function escalation(
@@ -206,7 +243,13 @@ export function derivePolicy(parent: Policy, rawOpts: DeriveOptions | undefined)
         : [];
   if (opts.readonly === true) write = [];
   // A confined parent's child stays confined (never wider than its parent).
-  return new Policy(parent.table, read, write, parent.confinement);
+  return new Policy(
+    parent.table,
+    read,
+    write,
+    childSecrets(parent, opts.secrets),
+    parent.confinement,
+  );
 }
 
 /** Computes the policy of `parent.restrict(opts)`. */
@@ -218,7 +261,8 @@ export function restrictPolicy(parent: Policy, rawOpts: RestrictOptions | undefi
       : entryArea(parent, opts.restrict, "restrict", "read");
   const read = intersect(parent.read, [area]);
   const write = opts.readonly === true ? [] : intersect(parent.write, [area]);
-  const child = new Policy(parent.table, read, write, parent.confinement);
+  const secrets = childSecrets(parent, opts.secrets);
+  const child = new Policy(parent.table, read, write, secrets, parent.confinement);
   if (opts.readonly === false && child.writableRoots.length === 0) {
     throw escalation(
       parent,

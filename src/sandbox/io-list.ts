@@ -67,13 +67,7 @@ export async function listFiles(
   signal?: AbortSignal,
 ): Promise<string[]> {
   const isMatch = compileGlob(pattern);
-  const start = policy.normalize(path);
-  if (start === null) throw policy.climbError(path, "read");
-  if (!policy.reachesBelow(start, "read")) throw policy.denialError("outside", start, "read");
-  // A readable start that leads elsewhere (a link to outside) says so.
-  if (policy.table.lookup(start) && policy.deny(start, "read", false) === undefined) {
-    policy.resolveVirtual(start, "read", false);
-  }
+  const start = checkStart(policy, path);
   const out: string[] = [];
   const pace: Walk = { ...startPace(), signal, start };
   let found = false;
@@ -110,12 +104,7 @@ export async function listEntries(
   maxDepth = Number.POSITIVE_INFINITY,
   signal?: AbortSignal,
 ): Promise<DirEntry[]> {
-  const start = policy.normalize(path);
-  if (start === null) throw policy.climbError(path, "read");
-  if (!policy.reachesBelow(start, "read")) throw policy.denialError("outside", start, "read");
-  if (policy.table.lookup(start) && policy.deny(start, "read", false) === undefined) {
-    policy.resolveVirtual(start, "read", false);
-  }
+  const start = checkStart(policy, path);
   const files: string[] = [];
   const dirs: string[] = [];
   const pace: Walk = { ...startPace(), signal, start, dirs, maxDepth };
@@ -146,6 +135,21 @@ export async function listEntries(
   return [...out.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
+/**
+ * The canonical start of a walk, refused as a whole if nothing below it is
+ * readable, or if it is (or lies in) a secret.
+ */
+function checkStart(policy: Policy, path: string): string {
+  const start = policy.normalize(path);
+  if (start === null) throw policy.climbError(path, "read");
+  if (!policy.reachesBelow(start, "read")) throw policy.denialError("outside", start, "read");
+  const d = policy.table.lookup(start) ? policy.deny(start, "read", false) : "outside";
+  // A readable start that leads elsewhere (a link to outside) says so; a
+  // secret one is withheld (or not found, as a read would say).
+  if (d === undefined || d === "secret") policy.resolveVirtual(start, "read", false);
+  return start;
+}
+
 /** Levels of `v` below `start` (a child is 1). */
 function depthBelow(start: string, v: string): number {
   const rel = start === "/" ? v.slice(1) : v.slice(start.length + 1);
@@ -161,7 +165,12 @@ function parentOf(v: string): string {
 function walkRoots(policy: Policy, start: string): string[] {
   const roots = [start];
   for (const m of policy.table.mounts) {
-    if (m.target !== start && isWithin(m.target, start) && policy.reachesBelow(m.target, "read"))
+    if (
+      m.target !== start &&
+      isWithin(m.target, start) &&
+      policy.reachesBelow(m.target, "read") &&
+      !policy.secrets.covers(m.target)
+    )
       roots.push(m.target);
   }
   return roots;
@@ -280,6 +289,9 @@ async function walk(
       sweepTemp(policy, joinVirtual(vdir, e.name), join(realDir, e.name), e.name);
       continue;
     }
+    // A secret is absent from every listing: not listed, not counted, and
+    // nothing below a secret folder either.
+    if (policy.secrets.matchesName(e.name)) continue;
     const v = joinVirtual(vdir, e.name);
     if (v.length > MAX_PATH_BYTES / 4 && Buffer.byteLength(v, "utf8") > MAX_PATH_BYTES) continue;
     if (policy.table.lookup(v) !== owner) continue; // shadowed by a mount (walked as its own root)

@@ -18,7 +18,14 @@ import {
   unlinkSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { alreadyExists, fileTooLarge, ioError, notWritable, wrapFsError } from "../errors/index.js";
+import {
+  alreadyExists,
+  fileTooLarge,
+  ioError,
+  notWritable,
+  secretWithheld,
+  wrapFsError,
+} from "../errors/index.js";
 import { withFileLocks } from "./file-lock.js";
 import { capFor, readBytes } from "./io-read.js";
 import { ensureRealDir, writeFileWithoutLock } from "./io-write.js";
@@ -87,14 +94,18 @@ async function checkSubtree(
   real: string,
   pace: Pace,
   depth = 0,
+  top = v,
 ): Promise<void> {
   if (depth > MAX_DEPTH) throw ioError("change", v, "the directory tree is too deep");
   for (const e of readdirSync(real, { withFileTypes: true })) {
     await yieldIfDue(pace);
+    // A secret goes nowhere, not even with its folder (a move across
+    // mounts would read it); the message names the folder, not the secret.
+    if (policy.secrets.matchesName(e.name)) throw secretWithheld(top, { access: "holds" });
     const child = joinVirtual(v, e.name);
     const childReal = join(real, e.name);
     checkEntry(policy, child, childReal, e.isFile());
-    if (e.isDirectory()) await checkSubtree(policy, child, childReal, pace, depth + 1);
+    if (e.isDirectory()) await checkSubtree(policy, child, childReal, pace, depth + 1, top);
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * A policy in plain-object form, for trusted host threads (the heavy-work
  * pool): the mount table's entries, the read and write areas, the suffix
- * and size rules and the `protected` list — everything `Policy` decides
+ * and size rules, the `protected` list and the secrets — everything `Policy` decides
  * with, nothing else.
  *
  * Rebuilding runs the `MountTable` constructor again, which realpaths and
@@ -17,9 +17,10 @@ import type { Area } from "./areas.js";
 import { type ConfinementWire, confinementFromWire, confinementToWire } from "./confinement.js";
 import { type Mount, MountTable } from "./mount-table.js";
 import { Policy } from "./policy.js";
+import { SecretList } from "./secrets.js";
 
 /** Format version; a thread refuses any other. */
-const WIRE_VERSION = 1;
+const WIRE_VERSION = 2;
 
 /** One mount as the host's table holds it. */
 export interface MountWire extends ParsedMount {
@@ -40,8 +41,10 @@ export interface PolicyWire {
   suffixes: string[] | undefined;
   /** Table-wide byte cap, as `describe()` reports it. */
   maxFileBytes: number | undefined;
-  /** Protected paths, then lower-cased protected names. */
+  /** Protected paths, then protected names (as given). */
   protected: string[];
+  /** Secret name patterns (the policy's own list, additions included). */
+  secrets: string[];
   /** Mounts in the host table's by-source order (map-back order). */
   mounts: MountWire[];
   /** Mount targets in the host table's lookup order (longest first). */
@@ -69,6 +72,7 @@ export function serializePolicy(policy: Policy): PolicyWire {
     suffixes: t.suffixes ? [...t.suffixes] : undefined,
     maxFileBytes: t.maxFileBytes,
     protected: t.protectedEntries,
+    secrets: [...policy.secrets.entries],
     mounts: t.bySource.map(toMountWire),
     lookupOrder: t.mounts.map((m) => m.target),
     read: policy.read.map((a) => ({ path: a.path, exact: a.exact })),
@@ -87,6 +91,9 @@ export function serializePolicy(policy: Policy): PolicyWire {
  */
 export function deserializePolicy(wire: PolicyWire): Policy {
   if (wire?.version !== WIRE_VERSION || !Array.isArray(wire.mounts)) throw refusal();
+  // Never decide with fewer secrets than the host: a malformed list refuses.
+  const secrets = SecretList.parse(wire.secrets);
+  if (!(secrets instanceof SecretList)) throw refusal();
   // Every mount goes in as a plain mount, in the host's by-source order: the
   // constructor's stable sorts then reproduce both of the host's orders,
   // which decide ties in lookup and map-back.
@@ -99,6 +106,7 @@ export function deserializePolicy(wire: PolicyWire): Policy {
     mounts: wire.mounts.map(toParsedMount),
     rootMount: undefined,
     protected: wire.protected,
+    secrets: [...secrets.entries],
     names: wire.names,
   };
   let table: MountTable;
@@ -108,11 +116,11 @@ export function deserializePolicy(wire: PolicyWire): Policy {
     throw refusal();
   }
   if (!sameTable(table, wire)) throw refusal();
-  if (wire.confinement === undefined) return new Policy(table, wire.read, wire.write);
+  if (wire.confinement === undefined) return new Policy(table, wire.read, wire.write, secrets);
   // A malformed confinement refuses: never decide wider than the host would.
   const confinement = confinementFromWire(wire.confinement);
   if (confinement === undefined) throw refusal();
-  return new Policy(table, wire.read, wire.write, confinement);
+  return new Policy(table, wire.read, wire.write, secrets, confinement);
 }
 
 function toMountWire(m: Mount): MountWire {

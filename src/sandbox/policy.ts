@@ -5,7 +5,7 @@
  * A policy is a shared mount table plus two area sets (read, write). Derived
  * policies share the table and only ever get smaller area sets.
  */
-import { statSync } from "node:fs";
+import { lstatSync, statSync } from "node:fs";
 import {
   formatPathList,
   InvalidPathError,
@@ -13,6 +13,7 @@ import {
   notInSandbox,
   notWritable,
   type SandboxError,
+  secretWithheld,
   suffixNotAllowed,
   wrapFsError,
 } from "../errors/index.js";
@@ -20,13 +21,14 @@ import { type Area, canonicalize, setCovers } from "./areas.js";
 import { type Confinement, confinementAllows, unapprovedError } from "./confinement.js";
 import type { Mount, MountTable } from "./mount-table.js";
 import { type RealpathMemo, realpathLoose } from "./real-path.js";
+import type { SecretList } from "./secrets.js";
 import { baseName, isWithin, normalizeVirtualPath, parentPath, suffixOf } from "./virtual-path.js";
 
 /** The access asked for. */
 export type Access = "read" | "write";
 
 /** Why a virtual path is refused (no fs consulted). */
-type Denial = "outside" | "readonly" | "protected" | "suffix" | "unapproved";
+type Denial = "outside" | "readonly" | "protected" | "secret" | "suffix" | "unapproved";
 
 /** A successful resolution. */
 export interface Resolved {
@@ -38,11 +40,17 @@ export interface Resolved {
   mount: Mount;
 }
 
-/** Read/write areas over a shared mount table. */
+/** Read/write areas over a shared mount table, and the names withheld. */
 export class Policy {
   readonly table: MountTable;
   readonly read: readonly Area[];
   readonly write: readonly Area[];
+  /**
+   * Names withheld from every access (the `secrets` list, with whatever a
+   * derived sandbox added): a path with a matching segment is refused for
+   * reading and writing, and left out of every listing.
+   */
+  readonly secrets: SecretList;
   /**
    * Set on the sandbox one operation runs on under approvals: in the mounts
    * that ask approval, only what that operation was approved for (see
@@ -56,11 +64,13 @@ export class Policy {
     table: MountTable,
     read: readonly Area[],
     write: readonly Area[],
+    secrets: SecretList,
     confinement?: Confinement,
   ) {
     this.table = table;
     this.read = canonicalize(read);
     this.write = canonicalize(write);
+    this.secrets = secrets;
     this.confinement = confinement;
   }
 
@@ -144,8 +154,10 @@ export class Policy {
     if (m === undefined) return "outside";
     if (access === "read") {
       if (!setCovers(this.read, v)) return "outside";
+      if (this.secrets.covers(v)) return "secret";
     } else {
       if (!setCovers(this.write, v)) return setCovers(this.read, v) ? "readonly" : "outside";
+      if (this.secrets.covers(v)) return "secret";
       if (m.readonly) return "readonly";
       if (this.table.isProtected(v)) return "protected";
     }
@@ -174,6 +186,7 @@ export class Policy {
     const mount = this.table.lookup(v);
     const host = mount ? this.table.toHost(mount, v) : "";
     const denial = this.deny(v, access, checkSuffix);
+    if (denial === "secret") throw this.secretError(v, access, host, memo);
     if (denial !== undefined && !(denial === "suffix" && isDirectory(host))) {
       throw this.denialError(denial, v, access);
     }
@@ -199,6 +212,10 @@ export class Policy {
       const d = this.deny(v2, access, checkSuffix);
       if (d !== undefined && !(d === "suffix" && isDirectory(real))) {
         if (d === "unapproved") throw unapprovedError(asked, access, v2);
+        if (d === "secret")
+          throw access === "read" && !existsQuietly(real)
+            ? this.notFoundError(asked)
+            : this.secretLinkError(asked, access, v2);
         if (d === "suffix")
           throw suffixNotAllowed(
             asked,
@@ -241,7 +258,39 @@ export class Policy {
       }
       case "unapproved":
         return unapprovedError(v, access);
+      case "secret":
+        return secretWithheld(v, { access, entry: this.secrets.find(v)?.entry });
     }
+  }
+
+  /**
+   * The refusal of secret `v`: for a read of a secret that is not there, a
+   * plain not-found (withheld means "exists"), said only where the path
+   * leads to a place the policy would otherwise show (no existence is
+   * told of anything outside); otherwise {@link SecretWithheldError}.
+   */
+  secretError(v: string, access: Access, host: string, memo?: RealpathMemo): SandboxError {
+    const refusal = this.denialError("secret", v, access);
+    if (access !== "read" || host === "") return refusal;
+    let real: string;
+    try {
+      real = realpathLoose(host, memo);
+      const v2 = this.table.mapBack(real);
+      const d = v2 === undefined ? "outside" : this.deny(v2, "read", false);
+      if (d !== undefined && d !== "secret") return refusal;
+    } catch {
+      return refusal;
+    }
+    return existsQuietly(real) ? refusal : this.notFoundError(v);
+  }
+
+  /** Error for a path that leads (through a link) to the secret `leadsTo`. */
+  secretLinkError(asked: string, access: Access, leadsTo: string): SandboxError {
+    return secretWithheld(asked, {
+      access,
+      via: leadsTo,
+      entry: this.secrets.find(leadsTo)?.entry,
+    });
   }
 
   /** Error for a link (or a real location) that leads somewhere refused. */
@@ -304,6 +353,14 @@ export class Policy {
   reachesBelow(v: string, access: Access): boolean {
     const set = access === "read" ? this.read : this.write;
     return set.some((a) => isWithin(a.path, v) || (!a.exact && isWithin(v, a.path)));
+  }
+}
+
+function existsQuietly(real: string): boolean {
+  try {
+    return lstatSync(real, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return true;
   }
 }
 

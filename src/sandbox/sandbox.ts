@@ -15,6 +15,7 @@ import { findHostCode } from "./host-code.js";
 import * as io from "./io.js";
 import { MountTable } from "./mount-table.js";
 import { type Access, Policy } from "./policy.js";
+import { SecretList } from "./secrets.js";
 import type { FileEdit, FileStat, ReadOptions, SandboxDescription } from "./types.js";
 
 export type { FileEdit, FileStat, ReadOptions, SandboxDescription };
@@ -83,6 +84,7 @@ export class Sandbox {
       readable: [...p.readableRoots],
       writable: [...p.writableRoots],
       mounts: visible,
+      secrets: [...p.secrets.entries],
     };
     if (p.table.suffixes) out.suffixes = [...p.table.suffixes];
     if (p.table.maxFileBytes !== undefined) out.maxFileBytes = p.table.maxFileBytes;
@@ -234,5 +236,6 @@ export function createSandbox(config: SandboxConfig, opts: { basePath?: string }
   const areas = table.mounts
     .filter((m) => (parsed.form === "root" ? m.target === "/" : true))
     .map((m) => ({ path: m.target, exact: false }));
-  return new Sandbox(new Policy(table, areas, parsed.readonly ? [] : areas));
+  const secrets = SecretList.of(parsed.secrets);
+  return new Sandbox(new Policy(table, areas, parsed.readonly ? [] : areas, secrets));
 }

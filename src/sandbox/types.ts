@@ -13,6 +13,12 @@ export interface SandboxDescription {
   writable: string[];
   /** Visible mounts (the root is `/`); never a source path. */
   mounts: { target: string; readonly: boolean }[];
+  /**
+   * Secret name patterns (matched at any depth, regardless of case): files
+   * and folders so named are withheld from every operation, listing,
+   * search and shell command. Empty when nothing is withheld.
+   */
+  secrets: string[];
   suffixes?: string[];
   maxFileBytes?: number;
 }

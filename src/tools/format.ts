@@ -19,6 +19,7 @@ const CODES: Record<SandboxErrorCode, true> = {
   invalid_path: true,
   not_found: true,
   already_exists: true,
+  secret_withheld: true,
   edit_failed: true,
   approval_denied: true,
   io_error: true,

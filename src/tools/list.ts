@@ -72,6 +72,11 @@ export function listAllowedPathsTool(env: ToolEnv): ToolDefinition {
       ];
       if (d.suffixes) lines.push(`Allowed file suffixes: ${formatPathList(d.suffixes)}`);
       if (d.maxFileBytes !== undefined) lines.push(`Largest file: ${d.maxFileBytes} bytes`);
+      // Said up front, so a model does not hunt for what is withheld.
+      if (d.secrets?.length)
+        lines.push(
+          `Withheld (secrets, names at any depth; never readable, listed or searched): ${d.secrets.join(", ")}`,
+        );
       lines.push("Paths are virtual (the sandbox root is '/'): use them exactly as shown.");
       return lines.join("\n");
     },

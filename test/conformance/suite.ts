@@ -3,7 +3,7 @@
  * and `ctx.sandbox` inside a real agent thread run the same cases, so the
  * port boundary cannot drift from the sandbox it serves.
  */
-import { mkdir, mkdtemp, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, realpath, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -18,6 +18,7 @@ import {
   type Sandbox,
   type SandboxConfig,
   SandboxError,
+  SecretWithheldError,
 } from "../../src/index.js";
 
 /** The worker-side sandbox interface (what `ctx.sandbox` offers). */
@@ -65,7 +66,11 @@ export interface ConformanceHost {
 
 /**
  * Builds the fixture tree: `/src/a.txt`, `/src/b.md`, `/src/nested/c.txt`,
- * `/docs/readme.md`, and `/cache/data.txt` on a read-only mount. `make`
+ * `/src/notes-private.txt`, `/docs/readme.md`, and `/cache/data.txt` on a
+ * read-only mount; and secrets the default `secrets` list withholds:
+ * `/.env`, `/src/keys/server.pem`, `/src/.ssh/config`, a link
+ * `/src/link.txt` → `/.env` and a folder link `/src/sshdir` → `/src/.ssh`.
+ * The child also withholds `notes-*.txt`. `make`
  * builds the sandbox: thread tests pass dist's `createSandbox`, because the
  * host side they run is the built one.
  */
@@ -77,18 +82,28 @@ export async function createConformanceHost(
     "root/src/a.txt": "hello\nworld\n",
     "root/src/b.md": "# B\n",
     "root/src/nested/c.txt": "c\n",
+    "root/src/notes-private.txt": "private\n",
     "root/docs/readme.md": "docs\n",
     "cache/data.txt": "cached\n",
+    "root/.env": "API_TOKEN=top-secret-env\n",
+    "root/src/keys/server.pem": "top-secret-pem\n",
+    "root/src/.ssh/config": "top-secret-ssh\n",
   };
   for (const [rel, content] of Object.entries(files)) {
     await mkdir(join(root, rel, ".."), { recursive: true });
     await writeFile(join(root, rel), content);
   }
+  await symlink("../.env", join(root, "root/src/link.txt"));
+  await symlink(".ssh", join(root, "root/src/sshdir"));
   const top = make({
     root: join(root, "root"),
     mounts: [{ source: join(root, "cache"), target: "/cache", readonly: true }],
   });
-  const child = top.derive({ allowRead: ["/src", "/cache"], allowWrite: ["/src"] });
+  const child = top.derive({
+    allowRead: ["/src", "/cache"],
+    allowWrite: ["/src"],
+    secrets: ["notes-*.txt"],
+  });
   return {
     root,
     sandboxFor: (variant) => (variant === "root" ? top : child),
@@ -200,8 +215,13 @@ export function runSandboxConformance(
           "/src/a.txt",
           "/src/b.md",
           "/src/nested/c.txt",
+          "/src/notes-private.txt",
         ]);
-        expect(await sb.listFiles("/src", "**/*.txt")).toEqual(["/src/a.txt", "/src/nested/c.txt"]);
+        expect(await sb.listFiles("/src", "**/*.txt")).toEqual([
+          "/src/a.txt",
+          "/src/nested/c.txt",
+          "/src/notes-private.txt",
+        ]);
       });
 
       it("stats files and folders, and answers exists", async () => {
@@ -253,6 +273,70 @@ export function runSandboxConformance(
         expect(d.mounts).toContainEqual({ target: "/cache", readonly: true });
         expect(JSON.stringify(d)).not.toContain(ctx.root);
       });
+
+      it("withholds secrets from every read, naming the entry, never their content", async () => {
+        for (const read of [
+          () => sb.readFile("/.env"),
+          () => sb.readBytes("/.env"),
+          () => sb.stat("/.env"),
+          () => sb.editFile("/.env", [{ oldText: "API", newText: "X" }], { dryRun: true }),
+          () => sb.readFile("/src/keys/server.pem"),
+          () => sb.readFile("/src/.ssh/config"),
+          () => sb.stat("/src/.ssh"),
+          () => sb.listFiles("/src/.ssh"),
+          () => sb.readFile("/src/link.txt"),
+          () => sb.readFile("/src/sshdir/config"),
+        ]) {
+          const e = await rejection(read());
+          expect(e).toBeInstanceOf(SecretWithheldError);
+          expect(e.code).toBe("secret_withheld");
+          expect(e.message).toContain("withheld by configuration");
+          expect(e.message).not.toContain("top-secret");
+        }
+        const e = await rejection(sb.readFile("/.env"));
+        expect(e.path).toBe("/.env");
+        expect(e.message).toContain("it exists");
+        expect(e.message).toContain("'.env'");
+        expect(e.message).toContain("'secrets' list");
+        // A secret that is not there is simply not found.
+        expect((await rejection(sb.readFile("/src/.env.local"))).code).toBe("not_found");
+        expect(await sb.exists("/.env")).toBe(false);
+        expect(await sb.canRead("/.env")).toBe(false);
+        expect(await sb.canRead("/src/sshdir/config")).toBe(false);
+        const d = (await sb.describe()) as { secrets: string[] };
+        expect(d.secrets).toEqual(expect.arrayContaining([".env", ".env.*", "*.pem", ".ssh/"]));
+      });
+
+      it("leaves secrets, and links to them, out of every listing", async () => {
+        const all = await sb.listFiles();
+        expect(all.some((p) => /\.env|\.pem|\.ssh|sshdir|link\.txt/.test(p))).toBe(false);
+        expect(await sb.listFiles("/", "**/.*")).toEqual([]);
+        expect(await sb.listFiles("/src", "**/*.pem")).toEqual([]);
+      });
+
+      it("refuses every change of a secret, and of a folder holding one", async () => {
+        for (const change of [
+          () => sb.writeFile("/.env", "x"),
+          () => sb.writeFile("/src/.env.production", "x"),
+          () => sb.writeFile("/src/KEY.PEM", "x"),
+          () => sb.mkdir("/src/.aws"),
+          () => sb.remove("/.env"),
+          () => sb.move("/.env", "/src/plain.txt"),
+          () => sb.move("/src/a.txt", "/.env", { overwrite: true }),
+          () => sb.move("/src/a.txt", "/src/new.key"),
+        ]) {
+          const e = await rejection(change());
+          expect(e.code).toBe("secret_withheld");
+        }
+        const held = await rejection(sb.remove("/src", { recursive: true }));
+        expect(held.code).toBe("secret_withheld");
+        expect(held.path).toBe("/src");
+        expect(held.message).not.toMatch(/server\.pem|\.ssh/);
+        expect((await rejection(sb.move("/src", "/moved"))).code).toBe("secret_withheld");
+        expect(await readFile(host("root/.env"), "utf8")).toBe("API_TOKEN=top-secret-env\n");
+        expect(await readFile(host("root/src/a.txt"), "utf8")).toBe("hello\nworld\n");
+        expect(await readFile(host("root/src/keys/server.pem"), "utf8")).toBe("top-secret-pem\n");
+      });
     });
 
     describe("derived child (reads /src and /cache, writes /src)", () => {
@@ -274,6 +358,20 @@ export function runSandboxConformance(
           "/src/b.md",
           "/src/nested/c.txt",
         ]);
+      });
+
+      it("keeps its parent's secrets and withholds the one it added", async () => {
+        const e = await rejection(sb.readFile("/src/notes-private.txt"));
+        expect(e).toBeInstanceOf(SecretWithheldError);
+        expect(e.message).toContain("'notes-*.txt'");
+        expect((await rejection(sb.readFile("/src/keys/server.pem"))).code).toBe("secret_withheld");
+        expect((await rejection(sb.readFile("/src/sshdir/config"))).code).toBe("secret_withheld");
+        // A link to a secret outside its areas leads outside first.
+        expect((await rejection(sb.readFile("/src/link.txt"))).code).toBe("path_not_in_sandbox");
+        const d = (await sb.describe()) as { secrets: string[] };
+        expect(d.secrets).toContain(".env");
+        expect(d.secrets).toContain("notes-*.txt");
+        expect(await sb.exists("/src/notes-private.txt")).toBe(false);
       });
 
       it("writes only where its parent let it", async () => {

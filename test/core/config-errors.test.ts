@@ -19,6 +19,8 @@ import {
   SandboxPermissionEscalationError,
   SuffixNotAllowedError,
 } from "../../src/index.js";
+import { DEFAULT_PROTECTED } from "../../src/sandbox/protected-defaults.js";
+import { DEFAULT_SECRETS } from "../../src/sandbox/secrets.js";
 import { makeTempDir, removeDir, writeTree } from "../helpers/tree.js";
 
 let base: string;
@@ -65,11 +67,16 @@ describe("parseSandboxConfig", () => {
     ]);
   });
 
-  it("defaults: read-write, .git protected, no suffix rule", () => {
+  it("defaults: read-write, .git and tool configs protected, secrets withheld, no suffix rule", () => {
     const c = parseSandboxConfig({ root: "." });
     expect(c.readonly).toBe(false);
-    expect(c.protected).toEqual([".git"]);
+    expect(c.protected).toEqual([...DEFAULT_PROTECTED]);
+    expect(c.protected).toContain(".git");
+    expect(c.secrets).toEqual([...DEFAULT_SECRETS]);
     expect(c.suffixes).toBeUndefined();
+    // `[]` turns each list off.
+    const none = parseSandboxConfig({ root: ".", protected: [], secrets: [] });
+    expect([none.protected, none.secrets]).toEqual([[], []]);
   });
 
   it("names every issue with its key path, zod style", () => {

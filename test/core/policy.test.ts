@@ -314,6 +314,21 @@ describe("describe()", () => {
         "readable": [
           "/",
         ],
+        "secrets": [
+          ".env",
+          ".env.*",
+          "*.pem",
+          "*.key",
+          "id_rsa*",
+          "id_dsa*",
+          "id_ecdsa*",
+          "id_ed25519*",
+          ".npmrc",
+          ".netrc",
+          ".git-credentials",
+          ".aws/",
+          ".ssh/",
+        ],
         "suffixes": [
           ".md",
         ],
@@ -334,6 +349,21 @@ describe("describe()", () => {
         ],
         "readable": [
           "/src",
+        ],
+        "secrets": [
+          ".env",
+          ".env.*",
+          "*.pem",
+          "*.key",
+          "id_rsa*",
+          "id_dsa*",
+          "id_ecdsa*",
+          "id_ed25519*",
+          ".npmrc",
+          ".netrc",
+          ".git-credentials",
+          ".aws/",
+          ".ssh/",
         ],
         "suffixes": [
           ".md",

@@ -395,6 +395,7 @@ export function runToolConformance(label: string, setup: ToolSetupFactory): void
             "/src/empty.txt",
             "/src/long.txt",
             "/src/nested/c.txt",
+            "/src/notes-private.txt",
             "/src/twice.txt",
             "/src/wide.txt",
           ].join("\n"),
@@ -406,7 +407,7 @@ export function runToolConformance(label: string, setup: ToolSetupFactory): void
           "/cache/data.txt
           /docs/readme.md
 
-          [Showing 2 of 12 files. Narrow the search with a deeper path or a more specific pattern.]"
+          [Showing 2 of 13 files. Narrow the search with a deeper path or a more specific pattern.]"
         `);
         expect(await call("list_files", { path: "/src", pattern: "*.rs" })).toBe(
           "No files match '*.rs' under '/src'.",
@@ -578,6 +579,7 @@ export function runToolConformance(label: string, setup: ToolSetupFactory): void
           "Readable paths: /cache, /src
           Writable paths: /src
           Mounts: /, /cache (read-only)
+          Withheld (secrets, names at any depth; never readable, listed or searched): .env, .env.*, *.pem, *.key, id_rsa*, id_dsa*, id_ecdsa*, id_ed25519*, .npmrc, .netrc, .git-credentials, .aws/, .ssh/, notes-*.txt
           Paths are virtual (the sandbox root is '/'): use them exactly as shown."
         `);
         const read = (await tools()).find((t) => t.name === "read_file");
