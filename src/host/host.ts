@@ -23,6 +23,7 @@ import { checkWorkerSandboxes } from "../agents/worker-sandbox-check.js";
 import { checkCeiling, computeCeiling } from "../approvals/expansion.js";
 import { GrantBook, type SuggestedSandbox } from "../approvals/suggested-sandbox.js";
 import { configError, DelegationRefusedError, escapeControl, ioError } from "../errors/index.js";
+import { listMcpServerCode } from "../mcp-client/mcp-server-code.js";
 import { connectMcpServers, type McpConnections } from "../mcp-client/mcp-servers.js";
 import { setUpProcesses } from "../processes/process-setup.js";
 import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
@@ -94,7 +95,14 @@ export async function createHost<Workers extends object = UntypedWorkers>(
   const ceiling = checked.dynamic?.enabled
     ? computeCeiling(given, checkCeiling(given, [checked.dynamic.ceiling ?? []].flat()))
     : undefined;
-  const { root, grantsOf } = protectWorkerCode(given, options.sandbox, basePath, workers);
+  // The host's own stdio MCP servers' code too: the host runs it, unconfined.
+  const { root, grantsOf } = protectWorkerCode(
+    given,
+    options.sandbox,
+    basePath,
+    workers,
+    listMcpServerCode(checked.mcpServers, basePath),
+  );
   // A worker `sandbox` key that some caller can never satisfy fails here,
   // naming the worker, the path and the key, instead of deep in a run.
   const unsatisfiable = checkWorkerSandboxes(root, workers, maxDepth);
