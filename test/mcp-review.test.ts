@@ -8,12 +8,21 @@
  * lay in the agents' writable area: an agent rewrote it, and the host ran
  * the agent's code — unconfined, with the server's credentials — at the
  * next `createHost` (or the next restart of the server).
+ *
+ * Finding 3: `mountbox mcp --audit FILE` took a file inside the served
+ * folders: the client could read its own trail, forge lines, or replace the
+ * file (an atomic write_file), after which every later line went to the
+ * unlinked file. createHost refused that for `auditLog`; now so does
+ * `mountbox mcp`, for the command line's folders and for client roots.
  */
-import { readFileSync, symlinkSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt } from "./conformance/thread.js";
+import { callTool, connectStdio, installPackedCli, waitUntil } from "./helpers/mcp.js";
 import { layOut, packAndInstall, runNode, writeFiles } from "./helpers/packed.js";
 import { makeTempDir, removeDir } from "./helpers/tree.js";
 
@@ -157,5 +166,106 @@ describe("finding 1: a host-held stdio MCP server's code is not writable by agen
       runNode(join(app, "host-object.mjs"), app, [prog, JSON.stringify(server), "[]"]),
     );
     expect(out.error).toMatch(/worker or MCP server code is writable by agents at .*\/tools/);
+  });
+});
+
+describe("finding 3: mountbox mcp --audit never lies where the client can reach it", () => {
+  const run = (args: string[]) => {
+    const { bin, cwd } = installPackedCli(base);
+    return spawnSync(process.execPath, [bin, "mcp", ...args], { cwd, encoding: "utf8", input: "" });
+  };
+
+  it("an --audit file inside --root, a mount, or reached through a link is refused before serving", () => {
+    const dir = join(base, "audit1");
+    mkdirSync(join(dir, "root"), { recursive: true });
+    mkdirSync(join(dir, "docs"), { recursive: true });
+    mkdirSync(join(dir, "logs"), { recursive: true });
+    symlinkSync(join(dir, "root"), join(dir, "logs/to-root"));
+    const root = join(dir, "root");
+    for (const [args, at] of [
+      [["--root", root, "--audit", join(root, "audit.log")], "/audit.log"],
+      [["--root", root, "--readonly", "--audit", join(root, "sub/../a.log")], "/a.log"],
+      [
+        [
+          "--root",
+          root,
+          "--mount",
+          `${join(dir, "docs")}:/docs:ro`,
+          "--audit",
+          join(dir, "docs/a.log"),
+        ],
+        "/docs/a.log",
+      ],
+      [["--root", root, "--audit", join(dir, "logs/to-root/b.log")], "/b.log"],
+    ] as const) {
+      const r = run([...args]);
+      expect([r.status, r.stderr], args.join(" ")).toEqual([
+        2,
+        expect.stringContaining(`--audit: the file lies inside the served sandbox (at '${at}')`),
+      ]);
+      expect(r.stderr).not.toContain(dir);
+    }
+    // Outside the served folders it is taken.
+    const ok = run(["--root", root, "--audit", join(dir, "logs/audit.log")]);
+    expect(ok.status).toBe(0);
+  });
+
+  it("client roots holding the --audit file are not served; each call says why", async () => {
+    const { bin, cwd } = installPackedCli(base);
+    const dir = join(base, "audit2");
+    mkdirSync(join(dir, "a"), { recursive: true });
+    mkdirSync(join(dir, "b"), { recursive: true });
+    writeFileSync(join(dir, "a/x.txt"), "x\n");
+    let roots = [join(dir, "a"), join(dir, "b")];
+    let err = "";
+    const { client } = await connectStdio(cwd, bin, ["mcp", "--audit", join(dir, "b/audit.log")], {
+      capabilities: { roots: { listChanged: true } },
+      prepare: (c) =>
+        c.setRequestHandler(ListRootsRequestSchema, async () => ({
+          roots: roots.map((r) => ({ uri: pathToFileURL(r).href })),
+        })),
+      onStderr: (t) => {
+        err += t;
+      },
+    });
+    try {
+      await waitUntil(() => err.includes("roots unusable"));
+      const w = await callTool(client, "write_file", { path: "/b/audit.log", content: "forged" });
+      expect(w.isError).toBe(true);
+      expect(w.text).toContain("the client's roots hold the --audit file");
+      // Roots without it are served.
+      roots = [join(dir, "a")];
+      await client.sendRootsListChanged();
+      await waitUntil(() => err.includes("roots taken"));
+      expect((await callTool(client, "read_text_file", { path: "/x.txt" })).text).toBe("x\n");
+    } finally {
+      await client.close();
+    }
+    // The tool calls' lines are in the log, and nothing else wrote it.
+    const lines = readFileSync(join(dir, "b/audit.log"), "utf8").trim().split("\n");
+    expect(lines.map((l) => JSON.parse(l).tool)).toEqual(["write_file", "read_text_file"]);
+  });
+
+  it("a path with line breaks and control characters stays on its one JSON line", async () => {
+    const { bin, cwd } = installPackedCli(base);
+    const dir = join(base, "audit3");
+    mkdirSync(join(dir, "root"), { recursive: true });
+    const log = join(dir, "audit.log");
+    const { client } = await connectStdio(cwd, bin, [
+      "mcp",
+      "--root",
+      join(dir, "root"),
+      "--audit",
+      log,
+    ]);
+    const evil = '/a\n{"time":"forged","tool":"x"}\r\u001b[2J\u2028.txt';
+    try {
+      await callTool(client, "write_file", { path: evil, content: "x" });
+    } finally {
+      await client.close();
+    }
+    const lines = readFileSync(log, "utf8").split("\n").filter(Boolean);
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ tool: "write_file", path: evil });
   });
 });

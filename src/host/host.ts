@@ -10,8 +10,6 @@
  * read grants are started in `src/threads/`; the port is served in
  * `src/port/`. `docs/architecture.md` follows one delegation through them.
  */
-import { realpathSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
 import type {
   UntypedWorkers,
   WorkerArgs,
@@ -26,11 +24,12 @@ import { configError, DelegationRefusedError, escapeControl, ioError } from "../
 import { listMcpServerCode } from "../mcp-client/mcp-server-code.js";
 import { connectMcpServers, type McpConnections } from "../mcp-client/mcp-servers.js";
 import { setUpProcesses } from "../processes/process-setup.js";
-import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
+import { createSandbox, Sandbox } from "../sandbox/sandbox.js";
 import { computeExecArgv } from "../threads/permissions.js";
 import { SparePools } from "../threads/spare-pool.js";
 import { DEFAULT_RESOURCE_LIMITS } from "../threads/thread-start.js";
 import { type AuditLog, openAuditLog } from "./audit-log.js";
+import { findAuditInside } from "./audit-placement.js";
 import { codeOf, protectWorkerCode } from "./code-protection.js";
 import { EventHub } from "./event-hub.js";
 import { guardProcessSignals } from "./host-guards.js";
@@ -240,22 +239,12 @@ function toSandbox(s: HostOptions["sandbox"], basePath: string): Sandbox {
 /**
  * An audit log file agents can reach could be read (other agents' paths),
  * forged or replaced; it must lie outside every area the root sandbox can
- * read or write (checked at its real location, before it is created).
+ * read or write (audit-placement.ts).
  * @throws ConfigError naming the virtual path it would have
  */
 function checkAuditOutside(root: Sandbox, file: string): void {
-  let real: string;
-  try {
-    real = realpathSync(file);
-  } catch {
-    try {
-      real = join(realpathSync(dirname(file)), basename(file));
-    } catch {
-      return; // Opening fails next, with its own ConfigError.
-    }
-  }
-  const v = policyOf(root).table.mapBack(real);
-  if (v === undefined || !(root.canRead(v) || root.canWrite(v))) return;
+  const v = findAuditInside(root, file);
+  if (v === undefined) return;
   throw configError([
     {
       path: ["auditLog"],
