@@ -153,6 +153,27 @@ describe("finding 1: a host-held stdio MCP server's code is not writable by agen
     expect(out.pong).toBe("ran");
   });
 
+  it("a script reached through a link is protected where it really is", () => {
+    const prog = join(app, "prog3");
+    writeFiles(prog, {
+      "lib/srv/server.mjs": serverScript(),
+      "lib/srv/helper.mjs": "export const x = 1;\n",
+      "workers/tamper.js": TAMPER_WORKER,
+    });
+    symlinkSync("lib/srv", join(prog, "srv"), "dir");
+    writeFiles(app, { "host.mjs": TAMPER_HOST });
+    const server = { command: process.execPath, args: ["./srv/server.mjs"] };
+    const paths = ["/lib/srv/server.mjs", "/lib/srv/helper.mjs", "/srv/server.mjs", "/lib/x.txt"];
+    const out = parse(
+      runNode(join(app, "host.mjs"), app, [prog, JSON.stringify(server), JSON.stringify(paths)]),
+    );
+    expect(out.error).toBeUndefined();
+    for (const p of paths.slice(0, 3)) expect(out[p], p).toMatch(/^path_not_writable: /);
+    expect(out["/lib/x.txt"]).toBe("written");
+    expect(readFileSync(join(prog, "lib/srv/server.mjs"), "utf8")).toBe(serverScript());
+    expect(out.pong).toBe("ran");
+  });
+
   it("a Sandbox object holding the server's script writable is refused at createHost, naming it", () => {
     const prog = join(app, "prog2");
     writeFiles(prog, { "tools/server.mjs": serverScript(), "workers/tamper.js": TAMPER_WORKER });

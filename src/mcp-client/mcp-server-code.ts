@@ -18,7 +18,7 @@
  * working folder by name alone (`python -m NAME`, `uv run`'s project file):
  * give such a server a `cwd` outside the writable areas (docs/llm-workers.md).
  */
-import { accessSync, constants, statSync } from "node:fs";
+import { accessSync, constants, realpathSync, statSync } from "node:fs";
 import { delimiter, dirname, extname, isAbsolute, resolve } from "node:path";
 import { isWithin, listLookupPlaces } from "../threads/module-grants.js";
 import type { McpServerConfig } from "./mcp-servers.js";
@@ -55,7 +55,8 @@ export function listMcpServerCode(
   for (const config of configs.values()) {
     if (!("command" in config)) continue;
     const cwd = config.cwd === undefined ? basePath : resolve(basePath, config.cwd);
-    for (const place of listLookupPlaces(cwd)) out.add(place);
+    for (const dir of new Set([cwd, realOf(cwd)]))
+      for (const place of listLookupPlaces(dir)) out.add(place);
     const { command } = config;
     if (command.includes("/") || command.includes("\\")) addNamed(out, command, cwd, true);
     else for (const p of listPathLookups(command, config.env?.PATH, cwd)) out.add(p);
@@ -82,13 +83,29 @@ function addNamed(out: Set<string>, name: string, cwd: string, isCommand: boolea
   }
   // A folder named as an argument is data the server works on (agents may share it).
   if (!isFile) return;
-  out.add(file);
+  // Where it is named and where it really is: a link on the way (`tools`
+  // leading to `lib/tools`) must not leave the real file writable.
+  const real = realpathSync(file);
+  out.add(file).add(real);
   if (!isCommand && !isCode(file)) return;
-  const folder = dirname(file);
-  // The working folder itself, or one holding it, is the whole area: only the file.
-  if (isWithin(cwd, folder)) return;
-  out.add(folder);
-  for (const place of listLookupPlaces(folder)) out.add(place);
+  for (const [folder, home] of [
+    [dirname(file), cwd],
+    [dirname(real), realOf(cwd)],
+  ] as const) {
+    // The working folder itself, or one holding it, is the whole area: only the file.
+    if (isWithin(home, folder)) continue;
+    out.add(folder);
+    for (const place of listLookupPlaces(folder)) out.add(place);
+  }
+}
+
+/** `p`'s real path, or `p` when it cannot be resolved. */
+function realOf(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
 }
 
 /** True for a script by its extension, or an executable file. */
@@ -115,7 +132,10 @@ function listPathLookups(command: string, path: string | undefined, cwd: string)
     const candidate = resolve(dir, command);
     out.push(candidate);
     try {
-      if (statSync(candidate).isFile()) break;
+      if (statSync(candidate).isFile()) {
+        out.push(realpathSync(candidate));
+        break;
+      }
     } catch {
       // Not here: the next entry.
     }
