@@ -80,6 +80,10 @@ server.registerTool("add", { description: "Adds two numbers.", inputSchema: { a:
   async ({ a, b }) => ({ content: [{ type: "text", text: String(a + b) }] }));
 server.registerTool("has_env", { description: "Whether an environment variable is set.", inputSchema: { name: z.string() } },
   async ({ name }) => ({ content: [{ type: "text", text: process.env[name] === undefined ? "unset" : "set:" + process.env[name].length } ] }));
+server.registerTool("login", { description: "Fails echoing its token, as a careless server does." },
+  async () => { throw new Error("auth failed for token " + process.env.MCP_SECRET); });
+server.registerTool("whoami", { description: "Answers with its token in the text." },
+  async () => ({ content: [{ type: "text", text: "token=" + process.env.MCP_SECRET + ";" }] }));
 await server.connect(new StdioServerTransport());
 `,
   );
@@ -131,6 +135,11 @@ function scripted(): MockLanguageModelV3 {
             })),
           };
         return answer(`thrice: ${seen.join(" | ")}`);
+      }
+      if (sys.includes("You leak.")) {
+        if (seen.length === 0) return callTool("l1", "demo__login", {});
+        if (seen.length === 1) return callTool("l2", "demo__whoami", {});
+        return answer(seen.join(" | "));
       }
       if (sys.includes("You try anyway.")) {
         if (seen.length === 0) return callTool("t1", "demo__add", { a: 1, b: 1 });
@@ -193,6 +202,23 @@ describe("MCP servers held by the host", () => {
       await host.close();
     }
     // Everything the thread sent (its prompts and the tools it was given) lacks the secret.
+    expect(JSON.stringify(model.doGenerateCalls)).not.toContain(SECRET);
+  });
+
+  it("hides the server's env values in its own answers: a tool error and a result (review)", async () => {
+    const model = scripted();
+    const host = await createHost({
+      workers: { leaker: { instructions: "You leak.", model: "m", mcp: ["demo"] } },
+      models: { m: model },
+      mcpServers: { demo: demo() },
+    });
+    try {
+      await expect(host.run("leaker", "go")).resolves.toBe(
+        "Error from the tool: auth failed for token <hidden> | token=<hidden>;",
+      );
+    } finally {
+      await host.close();
+    }
     expect(JSON.stringify(model.doGenerateCalls)).not.toContain(SECRET);
   });
 

@@ -10,6 +10,7 @@ import { escapeControl } from "../errors/index.js";
 import { protectWorkerCode } from "../host/code-protection.js";
 import { checkHostOptions } from "../host/host-options.js";
 import { loadProgramDefinition } from "../host/load-program.js";
+import { listMcpServerCode } from "../mcp-client/mcp-server-code.js";
 import { createSandbox, Sandbox } from "../sandbox/sandbox.js";
 import { UsageError } from "./cli-io.js";
 
@@ -59,6 +60,7 @@ export async function loadWorkerServing(dir: string, worker?: string): Promise<W
     options.sandbox,
     checked.basePath,
     checked.workers,
+    listMcpServerCode(checked.mcpServers, checked.basePath),
   );
   const reach = listWorkerReaches(root, new Map(Object.entries(options.workers)), 1).find(
     (r) => r.chain.length === 1 && r.chain[0] === name,

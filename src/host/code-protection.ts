@@ -33,6 +33,8 @@ export function protectWorkerCode(
   config: HostOptions["sandbox"],
   basePath: string,
   workers: ReadonlyMap<string, WorkerSpec>,
+  /** Host paths of other code the host runs (its stdio MCP servers': mcp-server-code.ts). */
+  otherCode: readonly string[] = [],
 ): ProtectedRoot {
   const grantsOf = new Map<string, string[]>();
   // Where the workers' imports are looked up: planted code there would be
@@ -62,6 +64,7 @@ export function protectWorkerCode(
   const root = protectCode(given, config, basePath, [
     ...[...grantsOf.values()].flat(),
     ...lookupPlaces,
+    ...otherCode,
   ]);
   return { root, grantsOf };
 }
@@ -98,7 +101,7 @@ function protectCode(
     throw configError([
       {
         path: ["sandbox"],
-        message: `worker code is writable by agents at ${[...writable].sort().join(", ")}: an agent could change what later threads and the host run. Mount it read-only, or add it to the sandbox's 'protected' list`,
+        message: `worker or MCP server code is writable by agents at ${[...writable].sort().join(", ")}: an agent could change what later threads and the host run. Mount it read-only, or add it to the sandbox's 'protected' list`,
       },
     ]);
   }

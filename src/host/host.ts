@@ -10,8 +10,6 @@
  * read grants are started in `src/threads/`; the port is served in
  * `src/port/`. `docs/architecture.md` follows one delegation through them.
  */
-import { realpathSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
 import type {
   UntypedWorkers,
   WorkerArgs,
@@ -23,13 +21,15 @@ import { checkWorkerSandboxes } from "../agents/worker-sandbox-check.js";
 import { checkCeiling, computeCeiling } from "../approvals/expansion.js";
 import { GrantBook, type SuggestedSandbox } from "../approvals/suggested-sandbox.js";
 import { configError, DelegationRefusedError, escapeControl, ioError } from "../errors/index.js";
+import { listMcpServerCode } from "../mcp-client/mcp-server-code.js";
 import { connectMcpServers, type McpConnections } from "../mcp-client/mcp-servers.js";
 import { setUpProcesses } from "../processes/process-setup.js";
-import { createSandbox, policyOf, Sandbox } from "../sandbox/sandbox.js";
+import { createSandbox, Sandbox } from "../sandbox/sandbox.js";
 import { computeExecArgv } from "../threads/permissions.js";
 import { SparePools } from "../threads/spare-pool.js";
 import { DEFAULT_RESOURCE_LIMITS } from "../threads/thread-start.js";
 import { type AuditLog, openAuditLog } from "./audit-log.js";
+import { findAuditInside } from "./audit-placement.js";
 import { codeOf, protectWorkerCode } from "./code-protection.js";
 import { EventHub } from "./event-hub.js";
 import { guardProcessSignals } from "./host-guards.js";
@@ -94,7 +94,14 @@ export async function createHost<Workers extends object = UntypedWorkers>(
   const ceiling = checked.dynamic?.enabled
     ? computeCeiling(given, checkCeiling(given, [checked.dynamic.ceiling ?? []].flat()))
     : undefined;
-  const { root, grantsOf } = protectWorkerCode(given, options.sandbox, basePath, workers);
+  // The host's own stdio MCP servers' code too: the host runs it, unconfined.
+  const { root, grantsOf } = protectWorkerCode(
+    given,
+    options.sandbox,
+    basePath,
+    workers,
+    listMcpServerCode(checked.mcpServers, basePath),
+  );
   // A worker `sandbox` key that some caller can never satisfy fails here,
   // naming the worker, the path and the key, instead of deep in a run.
   const unsatisfiable = checkWorkerSandboxes(root, workers, maxDepth);
@@ -232,22 +239,12 @@ function toSandbox(s: HostOptions["sandbox"], basePath: string): Sandbox {
 /**
  * An audit log file agents can reach could be read (other agents' paths),
  * forged or replaced; it must lie outside every area the root sandbox can
- * read or write (checked at its real location, before it is created).
+ * read or write (audit-placement.ts).
  * @throws ConfigError naming the virtual path it would have
  */
 function checkAuditOutside(root: Sandbox, file: string): void {
-  let real: string;
-  try {
-    real = realpathSync(file);
-  } catch {
-    try {
-      real = join(realpathSync(dirname(file)), basename(file));
-    } catch {
-      return; // Opening fails next, with its own ConfigError.
-    }
-  }
-  const v = policyOf(root).table.mapBack(real);
-  if (v === undefined || !(root.canRead(v) || root.canWrite(v))) return;
+  const v = findAuditInside(root, file);
+  if (v === undefined) return;
   throw configError([
     {
       path: ["auditLog"],

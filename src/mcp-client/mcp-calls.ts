@@ -127,13 +127,16 @@ export async function serveAgentMcpCall(
     );
   }
   await conn.settled();
-  const text = resultText(result);
+  // The server's env and header values hidden here too: a server's tool
+  // error is a result (the SDK turns a thrown error into one), and a
+  // careless one echoes its token there (found by a review).
+  const text = resultText(result, (t) => conn.hide(t));
   emit(result.isError === true ? "error" : "ok");
   return result.isError === true ? `Error from the tool: ${text}` : text;
 }
 
-/** A call's content as text: text parts joined; other parts named. */
-function resultText(result: Record<string, unknown>): string {
+/** A call's content as text: text parts joined; other parts named; `hide` applied before the cut. */
+function resultText(result: Record<string, unknown>, hide: (text: string) => string): string {
   const content = Array.isArray(result.content) ? result.content : [];
   const parts: string[] = [];
   for (const c of content as { type?: unknown; text?: unknown; mimeType?: unknown }[]) {
@@ -147,7 +150,7 @@ function resultText(result: Record<string, unknown>): string {
   }
   if (parts.length === 0 && result.structuredContent !== undefined)
     parts.push(JSON.stringify(result.structuredContent));
-  const text = parts.join("\n");
+  const text = hide(parts.join("\n"));
   return text.length > MAX_RESULT_CHARS
     ? `${text.slice(0, MAX_RESULT_CHARS)}\n[cut: ${text.length - MAX_RESULT_CHARS} more characters]`
     : text;

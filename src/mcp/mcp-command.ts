@@ -17,6 +17,7 @@ import { loadWorkerServing } from "../cli/program-sandbox.js";
 import { SANDBOX_HELP, SANDBOX_OPTIONS, sandboxFromFlags } from "../cli/sandbox-flags.js";
 import { escapeControl, formatPathList } from "../errors/index.js";
 import { type AuditLog, formatAuditLine } from "../host/audit-log.js";
+import { findAuditInside } from "../host/audit-placement.js";
 import { closeSharedPool } from "../pool/index.js";
 import { Sandbox } from "../sandbox/sandbox.js";
 import {
@@ -86,6 +87,14 @@ export async function runMcp(argv: readonly string[], io: CliIo, version: string
       `--approve takes 'ask', 'all' or 'none', not '${escapeControl(policy.slice(0, 20))}'`,
     );
   const { sandbox, worker, ceiling } = await chooseSandbox(values, positionals);
+  // The client must not reach its own audit trail (createHost's rule too).
+  const auditInside = (sb: Sandbox) =>
+    values.audit === undefined ? undefined : findAuditInside(sb, values.audit);
+  for (const sb of sandbox instanceof Sandbox ? [sandbox, ceiling] : [])
+    if (sb !== undefined && auditInside(sb) !== undefined)
+      throw new UsageError(
+        `--audit: the file lies inside the served sandbox (at '${escapeControl(auditInside(sb)!)}'), where the client could read, change or replace it; give a file outside every served folder`,
+      );
   const audit = values.audit === undefined ? undefined : openAudit(values.audit);
   const onCall = audit?.onCall;
   const approvals = {
@@ -103,6 +112,10 @@ export async function runMcp(argv: readonly string[], io: CliIo, version: string
       version,
       onRoots,
       approvals,
+      refuseRoots: (sb: Sandbox) =>
+        auditInside(sb) === undefined
+          ? undefined
+          : "the client's roots hold the --audit file, which the client could then change; restart mountbox mcp with an --audit file outside them",
       ...(onCall === undefined ? {} : { onCall }),
     });
   const describe = (sb: Sandbox) => {

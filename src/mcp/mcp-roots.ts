@@ -47,6 +47,8 @@ export function followRoots(
   server: McpServer,
   readonly: boolean,
   onChange?: (sandbox: Sandbox | undefined) => void,
+  /** Why a sandbox the roots make may not be served (undefined: it may). */
+  refuse?: (sandbox: Sandbox) => string | undefined,
 ): () => Sandbox {
   let current: Sandbox | undefined;
   let why = "the client has offered no roots yet";
@@ -57,11 +59,13 @@ export function followRoots(
     }
     try {
       const { roots } = await server.server.listRoots();
-      current = sandboxFromRoots(
+      const made = sandboxFromRoots(
         roots.map((r) => r.uri),
         readonly,
       );
-      why = "the client's roots hold no file:// folder";
+      const refused = made === undefined ? undefined : refuse?.(made);
+      current = refused === undefined ? made : undefined;
+      why = refused ?? "the client's roots hold no file:// folder";
     } catch {
       // A root that is not a folder (or is gone): nothing is served.
       current = undefined;

@@ -50,6 +50,8 @@ export async function createMcpServer(
     version: string;
     onCall?: (call: McpCallRecord) => void;
     onRoots?: (sandbox: Sandbox | undefined) => void;
+    /** Why the client's roots may not be served (the `--audit` file inside them). */
+    refuseRoots?: (sandbox: Sandbox) => string | undefined;
     /** Approvals of a fixed sandbox's flagged mounts and expansion (this session's). */
     approvals?: McpApprovalOptions;
   },
@@ -67,7 +69,7 @@ export async function createMcpServer(
       ? gated.current
       : sandbox instanceof Sandbox
         ? () => sandbox
-        : followRoots(server, sandbox.roots.readonly, opts.onRoots);
+        : followRoots(server, sandbox.roots.readonly, opts.onRoots, opts.refuseRoots);
   registerReadTools(server, current);
   registerWriteTools(server, current);
   registerTreeTools(server, current);
