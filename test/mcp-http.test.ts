@@ -6,8 +6,8 @@
  * worker's sandbox. Runs the bin of the packed package, installed by npm
  * into a temp app, from a folder elsewhere.
  */
-import type { ChildProcess } from "node:child_process";
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { type ChildProcess, spawnSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -331,6 +331,27 @@ describe("mountbox mcp <program-dir> --worker NAME", () => {
     expect(r.isError).toBe(true);
     expect(r.text).toContain("/src");
     await client.close();
+  });
+
+  it("serves a program with LLM workers (no model needed to serve it): what mountbox init writes", async () => {
+    const prog = join(base, "prog-init");
+    const init = spawnSync(process.execPath, [cli.bin, "init", prog], {
+      cwd: cli.cwd,
+      encoding: "utf8",
+    });
+    expect(init.status, init.stderr).toBe(0);
+    const workers = readdirSync(join(prog, "workers"));
+    expect(workers.some((f) => f.endsWith(".worker"))).toBe(true);
+    for (const args of [
+      [prog],
+      [prog, "--worker", workers.find((f) => f.endsWith(".worker"))!.replace(/\.worker$/, "")],
+    ]) {
+      const { client } = await mcpStdio(args);
+      const r = await call(client, "list_allowed_paths", {});
+      expect(r.isError, r.text).toBe(false);
+      expect(r.text).not.toContain(base);
+      await client.close();
+    }
   });
 
   it("keeps the program's code as a run keeps it: no worker module or package it imports is writable", async () => {

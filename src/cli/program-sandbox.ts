@@ -12,6 +12,7 @@ import { checkHostOptions } from "../host/host-options.js";
 import { loadProgramDefinition } from "../host/load-program.js";
 import { listMcpServerCode } from "../mcp-client/mcp-server-code.js";
 import { createSandbox, Sandbox } from "../sandbox/sandbox.js";
+import { llmWorkerCode } from "../threads/permissions.js";
 import { UsageError } from "./cli-io.js";
 
 /**
@@ -54,12 +55,19 @@ export async function loadWorkerServing(dir: string, worker?: string): Promise<W
   // As createHost protects it: an MCP client may not change what the next
   // `mountbox run` of this program executes (its workers' code, the
   // packages they import) any more than an agent may.
-  const checked = checkHostOptions(options);
+  // LLM workers run mountbox's own worker with the AI SDK: protected as a
+  // run protects them where the SDK is installed; where it is not, a run
+  // fails before any thread starts, and serving needs no model.
+  const checked = checkHostOptions(options, { serving: true });
+  const llmRuns = canLoadLlmWorker();
+  const codeWorkers = new Map(
+    [...checked.workers].filter(([, w]) => w.module !== undefined || llmRuns),
+  );
   const { root } = protectWorkerCode(
     makeRootSandbox(options),
     options.sandbox,
     checked.basePath,
-    checked.workers,
+    codeWorkers,
     listMcpServerCode(checked.mcpServers, checked.basePath),
   );
   const reach = listWorkerReaches(root, new Map(Object.entries(options.workers)), 1).find(
@@ -83,4 +91,14 @@ export function makeRootSandbox(options: {
   return options.sandbox instanceof Sandbox
     ? options.sandbox
     : createSandbox(options.sandbox ?? { paths: {} }, { basePath: options.basePath });
+}
+
+/** True if the built-in LLM worker's code (mountbox's own, with the AI SDK) resolves. */
+function canLoadLlmWorker(): boolean {
+  try {
+    llmWorkerCode();
+    return true;
+  } catch {
+    return false;
+  }
 }

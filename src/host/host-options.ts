@@ -76,10 +76,16 @@ export interface CheckedHostOptions {
 
 /**
  * Validates every option of `createHost`; module paths become absolute real
- * paths, path dependencies too (package names stay names).
+ * paths, path dependencies too (package names stay names). With
+ * `serving` (a program's sandbox served without running it, `mountbox mcp
+ * <dir>`), LLM workers' models and the AI SDK are not asked for: nothing
+ * runs them.
  * @throws ConfigError listing every issue with its key path
  */
-export function checkHostOptions(options: HostOptions): CheckedHostOptions {
+export function checkHostOptions(
+  options: HostOptions,
+  { serving = false }: { serving?: boolean } = {},
+): CheckedHostOptions {
   if (typeof options !== "object" || options === null)
     throw configError([{ path: [], message: "expected an options object" }]);
   const issues: ConfigIssue[] = [];
@@ -118,10 +124,11 @@ export function checkHostOptions(options: HostOptions): CheckedHostOptions {
     0,
     issues,
   );
-  out.models = resolveWorkerModels(options.models, out.workers, issues, modelRetries);
+  if (!serving)
+    out.models = resolveWorkerModels(options.models, out.workers, issues, modelRetries);
   checkApprovalOptions(options, out, issues);
   out.mcpServers = checkMcpServers(options.mcpServers, out.workers, issues);
-  if ([...out.workers.values()].some(isLlmWorker)) {
+  if (!serving && [...out.workers.values()].some(isLlmWorker)) {
     try {
       llmWorkerCode();
     } catch (err) {
