@@ -30,6 +30,7 @@ import {
   compareRuns,
   formatComparison,
   makeBenchRun,
+  normalizeRow,
   readBenchRun,
 } from "./track.js";
 
@@ -90,19 +91,29 @@ function runBenchmarks(args: BenchArgs): void {
     node: process.version,
     machine: readMachine(),
     ci: args.ci,
-    modules: modules.map((f) => f.replace(".bench.js", "")),
   };
   const tables: string[] = [];
   const collected: CollectedRow[] = [];
+  const ran: string[] = [];
+  const failed: string[] = [];
   for (const file of modules) {
     const module = file.replace(".bench.js", "");
-    const rows = runModule(file, args.ci).map((r) => ({ module, ...r }));
+    let rows: CollectedRow[];
+    try {
+      rows = runModule(file, args.ci).map((r) => ({ module, ...r }));
+    } catch (err) {
+      // One failing module must not lose the others' figures: go on, record it, fail at the end.
+      console.error(`\n${(err as Error).message}: its rows are missing from this run`);
+      failed.push(module);
+      continue;
+    }
+    ran.push(module);
     collected.push(...rows);
-    const table = formatModuleTable(module, makeBenchRun(meta, rows).rows);
+    const table = formatModuleTable(module, rows.map(normalizeRow));
     tables.push(...table);
     console.log(table.join("\n"));
   }
-  const run = makeBenchRun(meta, collected);
+  const run = makeBenchRun({ ...meta, modules: ran, failed }, collected);
 
   // bench/results.json (not committed): the last run, in the same shape as a recorded one.
   writeFileSync(join(benchDir, "results.json"), `${JSON.stringify(run, null, 2)}\n`);
@@ -124,13 +135,17 @@ function runBenchmarks(args: BenchArgs): void {
   }
   if (recorded) redrawChart();
 
+  if (failed.length > 0) {
+    console.error(`\nFailed modules (their rows are missing): ${failed.join(", ")}`);
+    process.exitCode = 1;
+  }
   const regressions = run.rows.filter(isGrossRegression);
   if (regressions.length > 0) {
     console.error("\nGross regressions (ratio below half its goal, or above twice a ≤ goal):");
     for (const r of regressions)
       console.error(`- ${r.module}: ${r.name}: ${r.ratio.toFixed(2)}× (goal ${r.goal})`);
     process.exitCode = 1;
-  } else if (args.ci) {
+  } else if (args.ci && failed.length === 0) {
     console.log(
       `\nNo gross regression in ${run.rows.length} rows (a ratio below half a ≥ goal, or above twice a ≤ goal).`,
     );

@@ -73,8 +73,10 @@ export interface BenchRun {
   machine: RunMachine;
   /** True for `--ci` runs: short, only good for catching gross regressions. */
   ci: boolean;
-  /** The modules that ran (all of them unless the run was filtered). */
+  /** The modules whose rows the run holds (all of them unless the run was filtered). */
   modules: string[];
+  /** Modules that failed in this run: their rows are missing. */
+  failed: string[];
   rows: RunRow[];
 }
 
@@ -113,16 +115,22 @@ export function makeBenchRun(
     machine: meta.machine,
     ci: meta.ci,
     modules: meta.modules,
-    rows: rows.map((r) => ({
-      module: r.module,
-      name: r.name,
-      baseline: r.baseline,
-      hz: r.hz,
-      baselineHz: r.baselineHz,
-      ratio: r.ratio,
-      goal: r.goal ?? null,
-      unit: r.unit ?? null,
-    })),
+    failed: meta.failed,
+    rows: rows.map(normalizeRow),
+  };
+}
+
+/** A collected row in the recorded shape: fixed key order, absent goal/unit → null. */
+export function normalizeRow(r: CollectedRow): RunRow {
+  return {
+    module: r.module,
+    name: r.name,
+    baseline: r.baseline,
+    hz: r.hz,
+    baselineHz: r.baselineHz,
+    ratio: r.ratio,
+    goal: r.goal ?? null,
+    unit: r.unit ?? null,
   };
 }
 
@@ -195,7 +203,8 @@ export function parseBenchRun(text: string, label: string): BenchRun {
     goal: (r.goal as string | undefined) ?? null,
     unit: (r.unit as string | undefined) ?? null,
   }));
-  return { ...(data as unknown as BenchRun), ci: data.ci === true, rows };
+  const failed = Array.isArray(data.failed) ? data.failed.filter((m) => typeof m === "string") : [];
+  return { ...(data as unknown as BenchRun), ci: data.ci === true, failed, rows };
 }
 
 /** Reads and checks a run file; a missing or unreadable file is a {@link BenchInputError}. */
@@ -311,7 +320,8 @@ export function formatChange(change: number | null): string {
 
 /** One line saying what a run is: file, commit, Node, machine, date, kind of run. */
 function describeRun(label: string, run: BenchRun): string {
-  const kind = run.ci ? "--ci run (short)" : "full run";
+  const failed = run.failed.length > 0 ? ` (failed: ${run.failed.join(", ")})` : "";
+  const kind = `${run.ci ? "--ci run (short)" : "full run"}${failed}`;
   const load =
     run.machine.loadavg[0] !== undefined ? `, load ${run.machine.loadavg[0].toFixed(1)}` : "";
   return `${label}: ${labelCommit(run)}, node ${run.node}, ${formatMachine(run.machine)}${load}, ${run.date.slice(0, 10)}, ${kind}`;

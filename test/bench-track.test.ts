@@ -53,7 +53,7 @@ function row(
 /** A run of `rows` at commit `sha` on a fixed machine and date. */
 function makeRun(
   rows: CollectedRow[],
-  opts: { sha?: string; date?: string; ci?: boolean; dirty?: boolean } = {},
+  opts: { sha?: string; date?: string; ci?: boolean; dirty?: boolean; failed?: string[] } = {},
 ): BenchRun {
   return makeBenchRun(
     {
@@ -70,6 +70,7 @@ function makeRun(
       },
       ci: opts.ci ?? false,
       modules: [...new Set(rows.map((r) => r.module))],
+      failed: opts.failed ?? [],
     },
     rows,
   );
@@ -174,6 +175,7 @@ describe("a recorded run (--json)", () => {
           "sha": "1111111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
         },
         "date": "2026-11-28T01:00:00.000Z",
+        "failed": [],
         "kind": "mountbox-bench-run",
         "machine": {
           "arch": "x64",
@@ -196,8 +198,11 @@ describe("a recorded run (--json)", () => {
         "version": 1,
       }
     `);
-    // What is written is what is read back.
+    // What is written is what is read back; "failed" may be absent.
     expect(parseBenchRun(JSON.stringify(run), "x.json")).toEqual(run);
+    expect(parseBenchRun(JSON.stringify({ ...run, failed: undefined }), "x.json").failed).toEqual(
+      [],
+    );
   });
 
   it("is named by date, short sha, dirtiness, Node major and kind", () => {
@@ -224,7 +229,7 @@ describe("--compare", () => {
       row("os", "runCommand", "spawn", 0.12),
       row("io", "new", "floor", 2),
     ],
-    { sha: SHA[1], ci: true },
+    { sha: SHA[1], ci: true, failed: ["model"] },
   );
 
   it("matches rows by module, name and baseline and computes B ÷ A − 1", () => {
@@ -276,7 +281,7 @@ describe("--compare", () => {
     );
     expect(text).toMatchInlineSnapshot(`
       "A a.json: 1111111, node v20.20.2, 2 × AMD EPYC, 24 GiB, linux-x64, load 0.5, 2026-11-28, full run
-      B b.json: 2222222, node v20.20.2, 2 × AMD EPYC, 24 GiB, linux-x64, load 0.5, 2026-11-28, --ci run (short)
+      B b.json: 2222222, node v20.20.2, 2 × AMD EPYC, 24 GiB, linux-x64, load 0.5, 2026-11-28, --ci run (short) (failed: model)
       Note: different kinds of run (--ci is short and noisy): changes may come from that, not the code.
 
       | module | measured | baseline | A | B | change | goal | |
