@@ -1,33 +1,53 @@
 /**
  * `npm run bench`: runs every benchmark module and prints each figure beside
- * its same-run baseline. `--write` also rewrites bench/RESULTS.md.
+ * its same-run baseline (CI's log shows these tables). `--write` also
+ * rewrites bench/RESULTS.md; `--json [FILE]` records the run (bench/runs/ by
+ * default) with commit, Node and machine; `--compare A.json B.json` prints
+ * the change of every ratio; `--chart` redraws bench/ratios.svg. Only the
+ * benchmark modules load tinybench and the library: comparing and charting
+ * read JSON.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir, totalmem } from "node:os";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { type BenchRow, CI_MODE, isGrossRegression } from "./lib.js";
+import { type BenchArgs, parseBenchArgs } from "./args.js";
+import { isGrossRegression } from "./goal.js";
+import { readCommit, readMachine, writeChart, writeRunFile } from "./record.js";
+import { formatModuleTable, formatResultsHeader, mergeResults } from "./results-md.js";
+import {
+  BenchInputError,
+  type CollectedRow,
+  compareRuns,
+  formatComparison,
+  makeBenchRun,
+  normalizeRow,
+  readBenchRun,
+} from "./track.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const only = process.argv.slice(2).filter((a) => !a.startsWith("--"));
-const modules = readdirSync(here)
-  .filter((f) => f.endsWith(".bench.js"))
-  .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)))
-  .sort();
+// Compiled to dist/bench/: the repository is two folders up.
+const repo = join(here, "../..");
+const benchDir = join(repo, "bench");
+const runsDir = join(benchDir, "runs");
+const chartFile = join(benchDir, "ratios.svg");
 
-const fmt = (hz: number) => (hz >= 1000 ? `${(hz / 1000).toFixed(1)}k` : hz.toFixed(1));
-
-// `--module F --rows-to PATH`: run one module here and write its rows (the
-// parent runs each module so, in a fresh process).
-const childAt = process.argv.indexOf("--module");
-if (childAt !== -1) {
-  const file = process.argv[childAt + 1] as string;
-  const out = process.argv[process.argv.indexOf("--rows-to") + 1] as string;
-  const mod = (await import(pathToFileURL(join(here, file)).href)) as {
-    default: () => Promise<BenchRow[]>;
+/** `--module F --rows-to PATH`: runs one module in this process and writes its rows. */
+async function runChild(child: NonNullable<BenchArgs["child"]>): Promise<void> {
+  const mod = (await import(pathToFileURL(join(here, child.module)).href)) as {
+    default: () => Promise<CollectedRow[]>;
   };
-  writeFileSync(out, JSON.stringify(await mod.default()));
+  writeFileSync(child.rowsTo, JSON.stringify(await mod.default()));
+  // Threads, servers or timers a module left behind must not keep the child alive.
   process.exit(0);
 }
 
@@ -36,72 +56,114 @@ if (childAt !== -1) {
  * must not weigh on it (a host grown to 1.5 GB RSS by earlier modules made
  * each process spawn 50× slower — fork copies its page tables).
  */
-function runModule(file: string): BenchRow[] {
+function runModule(file: string, ci: boolean): Omit<CollectedRow, "module">[] {
   const dir = mkdtempSync(join(tmpdir(), "mountbox-bench-rows-"));
   try {
     const out = join(dir, "rows.json");
-    const flags = process.argv.slice(2).filter((a) => a.startsWith("--") && a !== "--write");
     const r = spawnSync(
       process.execPath,
-      [fileURLToPath(import.meta.url), ...flags, "--module", file, "--rows-to", out],
+      [fileURLToPath(import.meta.url), ...(ci ? ["--ci"] : []), "--module", file, "--rows-to", out],
       { stdio: ["ignore", "inherit", "inherit"] },
     );
     if (r.status !== 0) throw new Error(`bench module ${file} failed (exit ${r.status})`);
-    return JSON.parse(readFileSync(out, "utf8")) as BenchRow[];
+    return JSON.parse(readFileSync(out, "utf8")) as Omit<CollectedRow, "module">[];
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-const lines: string[] = [];
-const all: (BenchRow & { bench: string })[] = [];
-for (const file of modules) {
-  const rows = runModule(file);
-  all.push(...rows.map((r) => ({ bench: file.replace(".bench.js", ""), ...r })));
-  lines.push(`\n### ${file.replace(".bench.js", "")}\n`);
-  lines.push(
-    "| measured | ops/s | baseline | ops/s | ratio | goal |",
-    "|---|---:|---|---:|---:|---|",
-  );
-  for (const r of rows) {
-    lines.push(
-      `| ${r.name} | ${fmt(r.hz)} | ${r.baseline} | ${fmt(r.baselineHz)} | **${r.ratio.toFixed(2)}×** | ${r.goal ?? ""} |`,
+/** Redraws bench/ratios.svg from bench/runs/ and says so. */
+function redrawChart(): void {
+  const n = writeChart(repo, runsDir, chartFile);
+  console.log(`drew bench/ratios.svg from ${n} recorded run${n === 1 ? "" : "s"} in bench/runs/`);
+}
+
+/** Runs the benchmarks, prints their tables, records and gates as asked. */
+function runBenchmarks(args: BenchArgs): void {
+  const modules = readdirSync(here)
+    .filter((f) => f.endsWith(".bench.js"))
+    .filter((f) => args.only.length === 0 || args.only.some((o) => f.startsWith(o)))
+    .sort();
+  // Taken before anything runs or is written: the code measured is HEAD's (+ uncommitted changes).
+  const meta = {
+    date: new Date().toISOString(),
+    commit: readCommit(repo),
+    node: process.version,
+    machine: readMachine(),
+    ci: args.ci,
+  };
+  const tables: string[] = [];
+  const collected: CollectedRow[] = [];
+  const ran: string[] = [];
+  const failed: string[] = [];
+  for (const file of modules) {
+    const module = file.replace(".bench.js", "");
+    let rows: CollectedRow[];
+    try {
+      rows = runModule(file, args.ci).map((r) => ({ module, ...r }));
+    } catch (err) {
+      // One failing module must not lose the others' figures: go on, record it, fail at the end.
+      console.error(`\n${(err as Error).message}: its rows are missing from this run`);
+      failed.push(module);
+      continue;
+    }
+    ran.push(module);
+    collected.push(...rows);
+    const table = formatModuleTable(module, rows.map(normalizeRow));
+    tables.push(...table);
+    console.log(table.join("\n"));
+  }
+  const run = makeBenchRun({ ...meta, modules: ran, failed }, collected);
+
+  // bench/results.json (not committed): the last run, in the same shape as a recorded one.
+  writeFileSync(join(benchDir, "results.json"), `${JSON.stringify(run, null, 2)}\n`);
+  let recorded: string | null = null;
+  if (args.json?.file) {
+    mkdirSync(dirname(args.json.file), { recursive: true });
+    writeFileSync(args.json.file, `${JSON.stringify(run, null, 2)}\n`);
+    console.log(`\nwrote ${args.json.file}`);
+  } else if (args.json || args.write) {
+    recorded = `bench/runs/${writeRunFile(runsDir, run)}`;
+    console.log(`\nrecorded ${recorded}`);
+  }
+  if (args.write) {
+    const file = join(benchDir, "RESULTS.md");
+    const old = existsSync(file) ? readFileSync(file, "utf8") : "";
+    const header = formatResultsHeader(run, recorded);
+    writeFileSync(file, mergeResults(old, header, tables));
+    console.log("wrote bench/RESULTS.md");
+  }
+  if (recorded) redrawChart();
+
+  if (failed.length > 0) {
+    console.error(`\nFailed modules (their rows are missing): ${failed.join(", ")}`);
+    process.exitCode = 1;
+  }
+  const regressions = run.rows.filter(isGrossRegression);
+  if (regressions.length > 0) {
+    console.error("\nGross regressions (ratio below half its goal, or above twice a ≤ goal):");
+    for (const r of regressions)
+      console.error(`- ${r.module}: ${r.name}: ${r.ratio.toFixed(2)}× (goal ${r.goal})`);
+    process.exitCode = 1;
+  } else if (args.ci && failed.length === 0) {
+    console.log(
+      `\nNo gross regression in ${run.rows.length} rows (a ratio below half a ≥ goal, or above twice a ≤ goal).`,
     );
   }
-  console.log(lines.slice(-rows.length - 3).join("\n"));
 }
 
-const machine = `${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${process.platform}-${process.arch}`;
-const header = [
-  "# Benchmark results",
-  "",
-  "Produced by `npm run bench -- --write` (tinybench). Every figure is measured",
-  "beside its baseline in the same run; ratio = ops/s of the measured ÷ ops/s of",
-  "the baseline (above 1 is faster). Speed is never asserted in tests.",
-  "",
-  `- date: ${new Date().toISOString().slice(0, 10)}`,
-  `- machine: ${machine}`,
-  `- node: ${process.version}`,
-];
-if (process.argv.includes("--write")) {
-  // Hand-written notes below the marker survive a rewrite.
-  const file = join(here, "../../bench/RESULTS.md");
-  const MARK = "<!-- notes: kept by --write -->";
-  const old = existsSync(file) ? readFileSync(file, "utf8") : "";
-  const notes = old.includes(MARK) ? old.slice(old.indexOf(MARK)) : `${MARK}\n`;
-  writeFileSync(file, `${header.join("\n")}\n${lines.join("\n")}\n\n${notes}`);
-  console.log("\nwrote bench/RESULTS.md");
-}
-
-// bench/results.json: every row of this run, machine-readable (CI reads it).
-writeFileSync(
-  join(here, "../../bench/results.json"),
-  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, machine, ci: CI_MODE, rows: all }, null, 2)}\n`,
-);
-const regressions = all.filter(isGrossRegression);
-if (regressions.length > 0) {
-  console.error("\nGross regressions (ratio below half its goal, or above twice a ≤ goal):");
-  for (const r of regressions)
-    console.error(`- ${r.bench}: ${r.name}: ${r.ratio.toFixed(2)}× (goal ${r.goal})`);
-  process.exitCode = 1;
+try {
+  const args = parseBenchArgs(process.argv.slice(2));
+  if (args.child) await runChild(args.child);
+  else if (args.compare) {
+    const [fa, fb] = args.compare;
+    const a = readBenchRun(fa);
+    const b = readBenchRun(fb);
+    console.log(formatComparison(compareRuns(a, b), { label: fa, run: a }, { label: fb, run: b }));
+  } else if (args.chart) redrawChart();
+  else runBenchmarks(args);
+} catch (err) {
+  if (!(err instanceof BenchInputError)) throw err;
+  console.error(`bench: ${err.message}`);
+  process.exitCode = 2;
 }
