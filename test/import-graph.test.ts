@@ -135,8 +135,8 @@ const LAYERS: Record<string, RegExp[]> = {
     /^src\/tools\/(git|types)\.ts$/,
   ],
   // `mountbox mcp`: the sandbox and the tool layer served over MCP, the
-  // host's approval gate and audit line format; of the CLI only what every
-  // command shares.
+  // host's approval gate, audit line format and the check of where an
+  // audit log may lie; of the CLI only what every command shares.
   "src/mcp": [
     /^src\/mcp\//,
     /^src\/sandbox\//,
@@ -144,7 +144,7 @@ const LAYERS: Record<string, RegExp[]> = {
     /^src\/tools\//,
     /^src\/pool\//,
     /^src\/approvals\//,
-    /^src\/host\/audit-log\.ts$/,
+    /^src\/host\/audit-(log|placement)\.ts$/,
     /^src\/cli\/(cli-io|sandbox-flags|program-sandbox)\.ts$/,
   ],
 };

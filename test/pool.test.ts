@@ -356,11 +356,13 @@ describe("the pool's threads", () => {
       );
       await new Promise((r) => setTimeout(r, 100));
       // Another agent's search gets the second thread at once.
-      const t1 = performance.now();
       const victim = await grepSandbox(sb, { pattern: "needle", path: "/ok.txt" }, { pool });
+      const victimAt = performance.now() - t0;
       expect(victim.matches).toHaveLength(1);
-      expect(performance.now() - t1).toBeLessThan(1_500);
       const [first, second] = await Promise.all(hogs);
+      // It did not wait for a hog's thread: it ended before either hog
+      // search was killed (an order, not a time: a loaded machine slows both).
+      expect(victimAt).toBeLessThan(Math.min(first!.at, second!.at));
       for (const { r } of [first!, second!]) {
         expect(r).toMatchObject({ error: "IoError", code: "io_error" });
         expect((r as { message: string }).message).toContain(
