@@ -4,8 +4,9 @@
  * bubblewrap, real files.
  */
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
-import { afterEach, beforeEach, expect, it } from "vitest";
+import { symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSandbox, runGitTool } from "../src/index.js";
 import { describeWithBwrap } from "./helpers/bwrap.js";
 import { makeTempDir, removeDir, writeTree } from "./helpers/tree.js";
@@ -51,5 +52,42 @@ describeWithBwrap("git tools and secrets whose names hold glob characters", () =
     const status = await runGitTool(sb, "git_status", {});
     expect(status).not.toContain("secret[");
     expect(status).toContain("/a.txt");
+  });
+});
+
+describe("mounts whose source folder is a secret", () => {
+  it("refuses a mount of a secret folder under another name, and the root's own one", () => {
+    writeTree(dir, {
+      home: { ".ssh": { config: "Host x\n" } },
+      root: { ".aws": { credentials: "KEY\n" }, "a.txt": "a\n" },
+    });
+    // Was: /keys/config and /cloud/credentials readable by every tool and command.
+    const make = (source: string, target: string) => () =>
+      createSandbox({ root: join(dir, "root"), mounts: [{ source, target }] });
+    expect(make(join(dir, "home/.ssh"), "/keys")).toThrowErrorMatchingInlineSnapshot(`
+      [ConfigError: Invalid configuration:
+      ✖ the mount at '/keys' is, or lies inside, a folder withheld by the secrets entry '.ssh/': mounted, its files would be readable under a name the list does not match. Mount another folder, or take '.ssh/' off the root sandbox's 'secrets' list if agents may read it → at mounts]
+    `);
+    expect(make(join(dir, "root/.aws"), "/cloud")).toThrow(/secrets entry '\.aws\/'/);
+    // A link to it is resolved first.
+    symlinkSync(join(dir, "home/.ssh"), join(dir, "keys-link"));
+    expect(make(join(dir, "keys-link"), "/keys")).toThrow(/secrets entry '\.ssh\/'/);
+    // Taken off the list, it is the user's choice.
+    const open = createSandbox({
+      root: join(dir, "root"),
+      mounts: [{ source: join(dir, "home/.ssh"), target: "/keys" }],
+      secrets: [".env"],
+    });
+    expect(open.describe().mounts.map((m) => m.target)).toContain("/keys");
+  });
+
+  it("refuses a derived sandbox whose added entry withholds a mount's source", async () => {
+    writeTree(dir, { root: { "a.txt": "a\n" }, vault: { "t.txt": "T\n" } });
+    const sb = createSandbox({
+      root: join(dir, "root"),
+      mounts: [{ source: join(dir, "vault"), target: "/data" }],
+    });
+    expect(() => sb.derive({ secrets: ["vault/"] })).toThrow(/the mount at '\/data'/);
+    expect(() => sb.derive({ secrets: ["*.sqlite"] })).not.toThrow();
   });
 });
