@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createSandbox, runGitTool } from "../src/index.js";
+import { createSandbox, runCommand, runGitTool } from "../src/index.js";
 import { describeWithBwrap } from "./helpers/bwrap.js";
 import { makeTempDir, removeDir, writeTree } from "./helpers/tree.js";
 
@@ -89,5 +89,28 @@ describe("mounts whose source folder is a secret", () => {
     });
     expect(() => sb.derive({ secrets: ["vault/"] })).toThrow(/the mount at '\/data'/);
     expect(() => sb.derive({ secrets: ["*.sqlite"] })).not.toThrow();
+  });
+});
+
+describeWithBwrap("a shell command moving a secret into a folder the walk skips", () => {
+  it("keeps it masked in later commands (node_modules and .git)", async () => {
+    writeTree(dir, {
+      config: { ".env": "TOKEN=moved\n" },
+      keys: { deep: { id_rsa: "KEY\n" } },
+      node_modules: { pkg: { "index.js": "\n" } },
+    });
+    const sb = createSandbox({ root: dir });
+    // The secret is a mount point and cannot move; a folder above it can,
+    // carrying it into a name the next walk did not enter.
+    const first = await runCommand(
+      sb,
+      "mkdir -p a && mv config a/node_modules && mkdir -p g && mv keys g/.git && echo moved",
+    );
+    expect(first.stdout).toBe("moved\n");
+    for (let i = 0; i < 2; i++) {
+      const r = await runCommand(sb, "cat a/node_modules/.env g/.git/deep/id_rsa; true");
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toContain("Permission denied");
+    }
   });
 });
