@@ -18,7 +18,10 @@ export function buildPathspecs(sandbox: Sandbox, repo: Repo, rels: readonly stri
   if (rels.includes("")) specs.length = 0;
   for (const m of repo.mounts) specs.push(`:(top,exclude,literal)${m}`);
   for (const name of readSecrets(sandbox)) {
-    const n = name.replace(/\/+$/, "");
+    // Git's glob reads `[…]` as a set of characters, where the secrets
+    // list means the characters themselves (`secret[1].txt`): escaped, or
+    // that name would show in status and diffs.
+    const n = name.replace(/\/+$/, "").replace(/[[\]\\]/g, "\\$&");
     if (n === "") continue;
     specs.push(`:(top,exclude,glob,icase)**/${n}`, `:(top,exclude,glob,icase)**/${n}/**`);
   }

@@ -124,8 +124,7 @@ export function checkHostOptions(
     0,
     issues,
   );
-  if (!serving)
-    out.models = resolveWorkerModels(options.models, out.workers, issues, modelRetries);
+  if (!serving) out.models = resolveWorkerModels(options.models, out.workers, issues, modelRetries);
   checkApprovalOptions(options, out, issues);
   out.mcpServers = checkMcpServers(options.mcpServers, out.workers, issues);
   if (!serving && [...out.workers.values()].some(isLlmWorker)) {

@@ -58,6 +58,22 @@ interface Listing {
 const listings = new Map<string, Listing>();
 
 /**
+ * Secrets the walks have found, by host path, with their inode. Each is a
+ * mount point for the command that sees it, so it cannot be moved, but a
+ * folder above it can: `mv config deep/node_modules` carries `config/.env`
+ * into a folder the walk skips, and the next command would read it there.
+ * So a walk first checks that each secret found before is still where it
+ * was; if one is not, that walk enters `node_modules` and `.git` too (once:
+ * it finds the secret's new place by its inode), and every later walk
+ * enters the skipped folders only on the way to a secret it knows of.
+ * Kept in this process only: a secret moved there under an earlier
+ * process is not found (docs/shell.md).
+ */
+const knownSecrets = new Map<string, bigint>();
+/** Most secrets remembered (a bound on memory; past it, new ones are not). */
+const MAX_KNOWN = 20_000;
+
+/**
  * The secret places a command would see through `plan`, by virtual path.
  * Places where the plan already has a step (a mask, a bind) are left to
  * that step, except a guard (a protected name such as `.npmrc` held
@@ -78,14 +94,17 @@ export async function findSecretPlaces(
   const planned = new Map(plan.steps.map((s) => [s.virtual, s]));
   const roots = plan.steps.filter((s) => s.kind === "bind" && !s.file && s.pillar !== true);
   const pace = startPace();
+  const moved = checkKnownMoved();
   let budget = MAX_SECRET_WALK_ENTRIES;
-  const queue: { host: string; virtual: string }[] = roots.map((s) => ({
+  // `narrow`: inside a skipped folder, entered only on the way to a known secret.
+  const queue: { host: string; virtual: string; narrow: boolean }[] = roots.map((s) => ({
     host: s.host,
     virtual: s.virtual,
+    narrow: false,
   }));
   while (queue.length > 0) {
     await yieldIfDue(pace);
-    const { host, virtual } = queue.shift()!;
+    const { host, virtual, narrow } = queue.shift()!;
     const listing = listFolder(host);
     if (listing === undefined) continue; // gone or unreadable: nothing to show either
     budget -= listing.entries.length;
@@ -105,10 +124,16 @@ export async function findSecretPlaces(
       }
       if (secret) {
         found.set(v, e.kind as SecretKind);
+        // Inside a skipped folder, only the one that moved there is kept
+        // track of (packages ship `*.pem` fixtures: remembering those
+        // would make every walk enter node_modules).
+        rememberSecret(here, narrow ? moved : undefined);
         continue;
       }
-      if (e.kind === "dir" && !SECRET_WALK_SKIPS.has(e.name))
-        queue.push({ host: here, virtual: v });
+      if (e.kind !== "dir") continue;
+      if (!narrow && !SECRET_WALK_SKIPS.has(e.name)) queue.push({ host: here, virtual: v, narrow });
+      else if (moved.size > 0 || holdsKnown(here))
+        queue.push({ host: here, virtual: v, narrow: true });
     }
   }
   return found;
@@ -173,6 +198,49 @@ export async function checkSecretsMasked(
   } catch {
     return false;
   }
+}
+
+/**
+ * The inodes of secrets found before that are gone from their places
+ * (moved with a folder above them, or removed): while there are any, the
+ * walk enters skipped folders too. Forgets those that are gone.
+ */
+function checkKnownMoved(): Set<bigint> {
+  const moved = new Set<bigint>();
+  for (const [host, ino] of knownSecrets) {
+    let now: bigint | undefined;
+    try {
+      now = lstatSync(host, { bigint: true }).ino;
+    } catch {
+      now = undefined;
+    }
+    if (now !== ino) {
+      moved.add(ino);
+      knownSecrets.delete(host);
+    }
+  }
+  return moved;
+}
+
+/**
+ * Remembers a secret found at `host` (see {@link knownSecrets}); with
+ * `only`, only if it is one of those inodes (a secret that moved).
+ */
+function rememberSecret(host: string, only?: ReadonlySet<bigint>): void {
+  if (knownSecrets.size >= MAX_KNOWN || only?.size === 0) return;
+  try {
+    const ino = lstatSync(host, { bigint: true }).ino;
+    if (only === undefined || only.has(ino)) knownSecrets.set(host, ino);
+  } catch {
+    // gone already: the next walk finds it where it went, or nowhere
+  }
+}
+
+/** True if a known secret lies below the (skipped) folder `host`. */
+function holdsKnown(host: string): boolean {
+  const prefix = `${host}/`;
+  for (const k of knownSecrets.keys()) if (k.startsWith(prefix)) return true;
+  return false;
 }
 
 /** The listing of the folder at `host` (cached while unchanged), or undefined. */

@@ -16,6 +16,7 @@ import {
 } from "../errors/index.js";
 import { type Area, intersect } from "./areas.js";
 import { type Access, Policy } from "./policy.js";
+import { checkMountSources } from "./secret-sources.js";
 import { SecretList } from "./secrets.js";
 
 /** Options of `Sandbox.derive()`; see DESIGN §4. */
@@ -113,11 +114,15 @@ function childSecrets(parent: Policy, asked: unknown): SecretList {
     throw new SandboxPermissionEscalationError(
       `Cannot derive a child sandbox with secrets []: a child sandbox keeps every secret of its parent and can only add more.\nParent secrets: ${formatPathList([...parent.secrets.entries])}\nList names to withhold in addition, or omit secrets. To let agents read a secret, remove it from the root sandbox's 'secrets' list.`,
     );
+  let all: SecretList;
   try {
-    return parent.secrets.union(more);
+    all = parent.secrets.union(more);
   } catch (err) {
     throw configError([{ path: ["secrets"], message: (err as Error).message }]);
   }
+  // An added name may withhold a mount's own source folder.
+  if (all !== parent.secrets) checkMountSources(parent.table, all, "secrets");
+  return all;
 }
 
 function escalation(

@@ -15,6 +15,7 @@ import { findHostCode } from "./host-code.js";
 import * as io from "./io.js";
 import { MountTable } from "./mount-table.js";
 import { type Access, Policy } from "./policy.js";
+import { checkMountSources } from "./secret-sources.js";
 import { SecretList } from "./secrets.js";
 import type { FileEdit, FileStat, ReadOptions, SandboxDescription } from "./types.js";
 
@@ -237,5 +238,6 @@ export function createSandbox(config: SandboxConfig, opts: { basePath?: string }
     .filter((m) => (parsed.form === "root" ? m.target === "/" : true))
     .map((m) => ({ path: m.target, exact: false }));
   const secrets = SecretList.of(parsed.secrets);
+  checkMountSources(table, secrets);
   return new Sandbox(new Policy(table, areas, parsed.readonly ? [] : areas, secrets));
 }
