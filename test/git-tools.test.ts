@@ -550,7 +550,10 @@ describeWithBwrap("git tools (bubblewrap)", () => {
     writeFileSync(join(repo, "src/a.ts"), "changed\n");
     hostGit(repo, "add", "-A");
     hostGit(repo, "commit", "-q", "-m", "with secrets");
-    writeFileSync(join(repo, ".env"), "TOKEN=2\n");
+    // Another size: a same-size rewrite in the second of the index's last
+    // write is git's racy case, which git inside the confinement cannot
+    // check against a masked secret (docs/git.md, "What remains").
+    writeFileSync(join(repo, ".env"), "TOKEN=22\n");
     writeFileSync(join(repo, "src/.env"), "TOKEN=3\n");
     writeFileSync(join(repo, "src/a.ts"), "changed again\n");
     // The default secrets list (.env, *.pem, …).
