@@ -543,6 +543,32 @@ describeWithBwrap("git tools (bubblewrap)", () => {
     );
   });
 
+  it("leaves out secrets git's own case folding misses (non-ASCII case): the sandbox's matcher decides", async () => {
+    const kelvin = "server.\u212Aey"; // KELVIN SIGN: lower-cases to 'k'
+    writeFileSync(join(repo, kelvin), "KELVIN-SECRET\n");
+    writeFileSync(join(repo, "\u041a\u041b\u042e\u0427"), "CYRILLIC-SECRET\n");
+    writeFileSync(join(repo, "src/a.ts"), "visible change\n");
+    hostGit(repo, "add", "-A");
+    const git = await gitTools(
+      createSandbox({ root: repo, protected: [], secrets: ["*.key", "\u043a\u043b\u044e\u0447"] }),
+    );
+    const status = await git("git_status");
+    expect(status).toContain("M  /src/a.ts");
+    expect(status).not.toContain("server.");
+    expect(status).not.toContain("\u041a");
+    const diff = await git("git_diff", { staged: true });
+    expect(diff).toContain("+visible change");
+    expect(diff).not.toMatch(/SECRET/);
+    hostGit(repo, "commit", "-q", "-m", "with odd names");
+    const log = await git("git_log", { limit: 1 });
+    expect(log).toContain("/src/a.ts");
+    expect(log).not.toContain("server.");
+    expect(log).not.toContain("\u041a");
+    // Only secrets changed: nothing to show.
+    writeFileSync(join(repo, kelvin), "KELVIN-SECRET 2\n");
+    expect(await git("git_diff")).toMatch(/^No unstaged changes/);
+  });
+
   it("leaves the sandbox's secrets out of status, diffs and logs, and refuses to commit them", async () => {
     writeFileSync(join(repo, ".env"), "TOKEN=1\n");
     mkdirSync(join(repo, "keys"));

@@ -22,7 +22,11 @@ export function showGitPath(repo: Repo, rel: string): string {
  * `git status --porcelain=v1 -z --branch` as lines: the branch, then
  * `XY /virtual/path` (`XY /from -> /to` for a rename or copy).
  */
-export function formatStatus(repo: Repo, stdout: string): string {
+export function formatStatus(
+  repo: Repo,
+  stdout: string,
+  hide: (rel: string) => boolean = () => false,
+): string {
   const tokens = stdout.split("\0");
   const lines: string[] = [];
   let branch = "";
@@ -37,8 +41,9 @@ export function formatStatus(repo: Repo, stdout: string): string {
     const path = t.slice(3);
     if (xy[0] === "R" || xy[0] === "C") {
       const from = tokens[++i] ?? "";
+      if (hide(from) || hide(path)) continue;
       lines.push(`${xy} ${showGitPath(repo, from)} -> ${showGitPath(repo, path)}`);
-    } else {
+    } else if (!hide(path)) {
       lines.push(`${xy} ${showGitPath(repo, path)}`);
     }
   }
@@ -64,8 +69,16 @@ interface Commit {
   files: string[];
 }
 
-/** Parses a `git log` run with {@link logFormat}, `-z` and `--name-status`. */
-export function parseLog(repo: Repo, stdout: string, marker: string): Commit[] {
+/**
+ * Parses a `git log` run with {@link logFormat}, `-z` and `--name-status`;
+ * files `hide` names are left out.
+ */
+export function parseLog(
+  repo: Repo,
+  stdout: string,
+  marker: string,
+  hide: (rel: string) => boolean = () => false,
+): Commit[] {
   const out: Commit[] = [];
   const records = stdout.split(`\0${marker}\0`).slice(1);
   for (const rec of records) {
@@ -86,9 +99,11 @@ export function parseLog(repo: Repo, stdout: string, marker: string): Commit[] {
       if (letter === "R" || letter === "C") {
         const from = tokens[++i] ?? "";
         const to = tokens[++i] ?? "";
-        files.push(`${letter} ${showGitPath(repo, from)} -> ${showGitPath(repo, to)}`);
+        if (!hide(from) && !hide(to))
+          files.push(`${letter} ${showGitPath(repo, from)} -> ${showGitPath(repo, to)}`);
       } else {
-        files.push(`${escapeControl(letter)} ${showGitPath(repo, tokens[++i] ?? "")}`);
+        const rel = tokens[++i] ?? "";
+        if (!hide(rel)) files.push(`${escapeControl(letter)} ${showGitPath(repo, rel)}`);
       }
     }
     out.push({ hash, author, date, message, files });

@@ -29,9 +29,10 @@ import {
   logFormat,
   parseLog,
   rewriteDiffHeaders,
+  splitNames,
 } from "./git-output.js";
 import { buildPathspecs } from "./git-pathspecs.js";
-import { findRepo, type Repo, toRepoPaths } from "./git-repo.js";
+import { findRepo, type Repo, toRepoPaths, toVirtualPath } from "./git-repo.js";
 
 /** Options of {@link runGitTool}. */
 export interface GitToolOptions {
@@ -103,7 +104,7 @@ async function gitStatus(
     opts,
   );
   if (r.exitCode !== 0) throw gitFailed("git_status", repo.top, describeGitError(r.stderr));
-  return formatStatus(repo, r.stdout);
+  return formatStatus(repo, r.stdout, hideSecrets(policy, repo));
 }
 
 async function gitDiff(
@@ -114,21 +115,45 @@ async function gitDiff(
   opts: GitToolOptions,
 ): Promise<string> {
   const repo = findRepo(policy, paths?.[0]);
-  const specs = buildPathspecs(sandbox, repo, toRepoPaths(policy, repo, paths ?? []));
+  let specs = buildPathspecs(sandbox, repo, toRepoPaths(policy, repo, paths ?? []));
   // Git's usual a/ and b/, then the virtual path: `a/src/x.ts` is
   // `/src/x.ts`. (A prefix starting with '/' makes git 2.39 take every
   // file for a new one: it looks for '/dev/null' by the first character.)
   const top = repo.top === "/" ? "" : `${repo.top.slice(1)}/`;
   const prefixes = `--src-prefix=${quoteShell(`a/${top}`)} --dst-prefix=${quoteShell(`b/${top}`)}`;
-  const r = await runRead(
-    sandbox,
-    repo,
-    `g diff ${staged ? "--cached " : ""}--no-color --no-ext-diff --no-textconv --ignore-submodules=all --no-relative ${prefixes} -- ${specs}`,
-    "git_diff",
-    opts,
-    true,
-  );
-  if (r.exitCode !== 0) throw gitFailed("git_diff", repo.top, describeGitError(r.stderr));
+  const flags = `${staged ? "--cached " : ""}--no-color --no-ext-diff --no-textconv --ignore-submodules=all --no-relative`;
+  // The names first (unquoted, -z): git's pathspecs fold ASCII case only,
+  // the sandbox's secrets match more (a Kelvin sign for K); a diff that
+  // would show one is made again from the other names, literally.
+  const marker = makeMarker();
+  const diffOf = (spec: string) =>
+    runRead(
+      sandbox,
+      repo,
+      `g diff ${flags} --name-only -z -- ${spec} 2>/dev/null; printf '\\0%s\\0' ${quoteShell(marker)}; g diff ${flags} ${prefixes} -- ${spec}`,
+      "git_diff",
+      opts,
+      true,
+    );
+  let r = await diffOf(specs);
+  const hide = hideSecrets(policy, repo);
+  const cut = r.stdout.indexOf(`\0${marker}\0`);
+  const names = splitNames(cut < 0 ? "" : r.stdout.slice(0, cut));
+  // A secret git did not leave out is masked in the confinement: the diff
+  // of it fails or is withheld; the other names are diffed again.
+  if (!names.some(hide) && r.exitCode !== 0)
+    throw gitFailed("git_diff", repo.top, describeGitError(r.stderr));
+  if (names.some(hide)) {
+    const shown = names.filter((n) => !hide(n));
+    if (shown.length === 0) r = { ...r, stdout: "" };
+    else {
+      specs = shown.map((n) => quoteShell(`:(top,literal)${n}`)).join(" ");
+      r = await diffOf(specs);
+      if (r.exitCode !== 0) throw gitFailed("git_diff", repo.top, describeGitError(r.stderr));
+    }
+  }
+  const at = r.stdout.indexOf(`\0${marker}\0`);
+  r = { ...r, stdout: at < 0 ? r.stdout : r.stdout.slice(at + marker.length + 2) };
   if (r.stdout === "")
     return staged
       ? "No staged changes (git_diff without staged shows unstaged ones; git_status lists untracked files)."
@@ -160,7 +185,7 @@ g log -z --no-color --no-decorate --no-show-signature ${quoteShell(logFormat(mar
   );
   if (r.exitCode === 3) return `No commits yet in the repository ${quotePath(repo.top)}.`;
   if (r.exitCode !== 0) throw gitFailed("git_log", repo.top, describeGitError(r.stderr));
-  const commits = parseLog(repo, r.stdout, marker);
+  const commits = parseLog(repo, r.stdout, marker, hideSecrets(policy, repo));
   if (commits.length === 0) return "No commits changed that path.";
   return formatCommits(commits);
 }
@@ -181,4 +206,9 @@ function runRead(
     signal: opts.signal,
     timeoutMs: opts.timeoutMs,
   });
+}
+
+/** True for a repository-relative path the sandbox's secrets withhold (its own matcher). */
+function hideSecrets(policy: Policy, repo: Repo): (rel: string) => boolean {
+  return (rel) => policy.secrets.find(toVirtualPath(repo, rel)) !== undefined;
 }
