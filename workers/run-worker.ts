@@ -17,6 +17,7 @@ import {
   type ThreadBootData,
   type ThreadMessage,
 } from "../src/port/protocol.js";
+import type { GitToolName } from "../src/tools/types.js";
 import {
   type DelegateOptions,
   WORKER_BRAND,
@@ -30,7 +31,6 @@ import {
   MODEL_CALL,
   type ModelCallFunction,
 } from "./model-client.js";
-import type { GitToolName } from "../src/tools/types.js";
 import { describeModuleLoadedAsCommonJs, findModuleLoadedAsCommonJs } from "./module-format.js";
 import { createSandboxClient } from "./sandbox-client.js";
 
