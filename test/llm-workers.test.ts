@@ -39,6 +39,7 @@ import { createProxyModel } from "../workers/model-client.js";
 import { createSandboxClient } from "../workers/sandbox-client.js";
 import { assertBuilt } from "./conformance/thread.js";
 import { describeWithBwrap } from "./helpers/bwrap.js";
+import { readToolResults } from "./helpers/tool-results.js";
 import { makeTempDir, removeDir, writeTree } from "./helpers/tree.js";
 
 const createHost = createBuiltHost as unknown as (o: HostOptions) => Promise<Host>;
@@ -73,20 +74,6 @@ function answer(text: string): GenerateResult {
   };
 }
 
-/** Texts of the tool results the model has been shown, in order. */
-function toolResults(o: CallOptions): string[] {
-  return o.prompt
-    .filter((m) => m.role === "tool")
-    .flatMap((m) => m.content)
-    .map((p) =>
-      p.type === "tool-result"
-        ? p.output.type === "text" || p.output.type === "error-text"
-          ? p.output.value
-          : JSON.stringify(p.output)
-        : "",
-    );
-}
-
 function systemOf(o: CallOptions): string {
   const first = o.prompt[0];
   return first?.role === "system" ? first.content : "";
@@ -99,7 +86,7 @@ function systemOf(o: CallOptions): string {
 function scriptedModel(): MockLanguageModelV3 {
   return new MockLanguageModelV3({
     doGenerate: async (o) => {
-      const seen = toolResults(o);
+      const seen = readToolResults(o);
       const system = systemOf(o);
       if (system.includes("You are the editor.")) {
         switch (seen.length) {
@@ -210,7 +197,7 @@ describe("a .worker program with host-held models", () => {
     const editorCalls = scripted.doGenerateCalls.filter((c) =>
       systemOf(c).includes("You are the editor."),
     );
-    const refusal = toolResults(editorCalls[2]!)[1]!;
+    const refusal = readToolResults(editorCalls[2]!)[1]!;
     expect(refusal).toContain("path_not_in_sandbox");
     expect(refusal).not.toContain(base);
     // The tools crossed as JSON schemas; call_worker only where delegates exist.

@@ -16,6 +16,7 @@ import type { Host, HostEvent, HostOptions } from "../src/index.js";
 import { serveAgentMcpCall } from "../src/mcp-client/mcp-calls.js";
 import { connectMcpServers } from "../src/mcp-client/mcp-servers.js";
 import { assertBuilt } from "./conformance/thread.js";
+import { readToolResults } from "./helpers/tool-results.js";
 import { makeTempDir, removeDir } from "./helpers/tree.js";
 
 const createHost = createBuiltHost as unknown as (o: HostOptions) => Promise<Host>;
@@ -39,17 +40,6 @@ const answer = (text: string): GenerateResult => ({
   usage: usage(),
   warnings: [],
 });
-const toolResults = (o: CallOptions): string[] =>
-  o.prompt
-    .filter((m) => m.role === "tool")
-    .flatMap((m) => m.content)
-    .map((p) =>
-      p.type === "tool-result"
-        ? p.output.type === "text" || p.output.type === "error-text"
-          ? p.output.value
-          : JSON.stringify(p.output)
-        : "",
-    );
 const systemOf = (o: CallOptions): string => {
   const first = o.prompt[0];
   return first?.role === "system" ? first.content : "";
@@ -105,7 +95,7 @@ const demo = () => ({
 function scripted(): MockLanguageModelV3 {
   return new MockLanguageModelV3({
     doGenerate: async (o) => {
-      const seen = toolResults(o);
+      const seen = readToolResults(o);
       const sys = systemOf(o);
       if (sys.includes("You add.")) {
         if (seen.length === 0) return callTool("c1", "demo__add", { a: 2, b: 40 });

@@ -14,6 +14,7 @@ import { pathToFileURL } from "node:url";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { MockLanguageModelV3 } from "ai/test";
+import { readToolResults } from "./tool-results.js";
 
 type CallOptions = Parameters<MockLanguageModelV3["doGenerate"]>[0];
 type GenerateResult = Awaited<ReturnType<MockLanguageModelV3["doGenerate"]>>;
@@ -99,20 +100,6 @@ const usage = (): GenerateResult["usage"] => ({
   outputTokens: { total: 1, text: 1, reasoning: undefined },
 });
 
-/** A tool result's text as the model saw it. */
-function resultsOf(o: CallOptions): string[] {
-  return o.prompt
-    .filter((m) => m.role === "tool")
-    .flatMap((m) => m.content)
-    .map((p) =>
-      p.type === "tool-result"
-        ? p.output.type === "text" || p.output.type === "error-text"
-          ? p.output.value
-          : JSON.stringify(p.output)
-        : "",
-    );
-}
-
 /** `plan([[tool, args], …])`: the input that makes {@link planModel} call those tools in order. */
 export function plan(steps: [string, Record<string, unknown>][]): string {
   return `PLAN ${JSON.stringify(steps)}`;
@@ -131,7 +118,7 @@ export function planModel(): MockLanguageModelV3 {
           ? user.content.map((p) => (p.type === "text" ? p.text : "")).join("")
           : "";
       const steps = JSON.parse(input.replace(/^PLAN /, "")) as [string, unknown][];
-      const seen = resultsOf(o);
+      const seen = readToolResults(o);
       const next = steps[seen.length];
       const result: GenerateResult = next
         ? {
