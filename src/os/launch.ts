@@ -46,7 +46,10 @@ function writableHosts(plan: BindPlan): string[] {
  * The launcher (run by `bash -p`: no startup files, no functions or shell
  * options taken from the environment, which is empty anyway). Arguments:
  * the highest descriptor to keep, `cgroup.procs` files to join, `--`, then
- * bubblewrap and its arguments.
+ * bubblewrap and its arguments. Where the command's ptys are bounded it runs
+ * under `unshare --mount` and mounts their instance before its `exec` (see
+ * `pty-bound.ts`): the trusted `unshare` gets the inherited descriptors
+ * for that moment, and touches none of them.
  */
 export const LAUNCHER = [
   "keep=$1; shift",
@@ -160,19 +163,15 @@ export async function runConfined(
       ...pinned.fds.filter((fd): fd is number => fd !== undefined),
     ];
     launchTestHooks.beforeSpawn?.({ frozen: held.frozen });
+    const [file, ...argv] = ptys.wrapLauncher(
+      LAUNCHER,
+      ["mountbox-launch", String(next - 1), ...(cgroup?.procsFiles ?? []), "--"],
+      [run.bwrap, ...args],
+    );
     const raw = await runProcess(
       {
-        file: "/bin/bash",
-        args: [
-          "-p",
-          "-c",
-          LAUNCHER,
-          "mountbox-launch",
-          String(next - 1),
-          ...(cgroup?.procsFiles ?? []),
-          "--",
-          ...ptys.wrap([run.bwrap, ...args]),
-        ],
+        file: file!,
+        args: argv,
         cwd: "/",
         env: {},
         extra,
