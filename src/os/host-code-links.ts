@@ -90,7 +90,9 @@ export function findLinkedHostDevices(): Set<number> {
   }
   const out = new Set<number>();
   if (ix.overBudget) for (const d of ix.devices) out.add(d);
-  for (const l of ix.linked.values()) if (!checkLinks(ix, l)) out.add(l.dev);
+  // One unaccounted link marks its device: the others there need no look
+  // (thousands of lstats per command when a whole store is hard-linked).
+  for (const l of ix.linked.values()) if (!out.has(l.dev) && !checkLinks(ix, l)) out.add(l.dev);
   return out;
 }
 

@@ -12,7 +12,7 @@
  * the host has checked the sandbox's mount table), 7… one per bind. None of
  * them reaches the command itself.
  */
-import { readFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import { IoError, OsSandboxUnavailableError } from "../errors/index.js";
 import type { Policy } from "../sandbox/policy.js";
 import { pinBinds } from "./bind-fds.js";
@@ -22,7 +22,7 @@ import { createCommandCgroup } from "./cgroup.js";
 import { type CheckedLimits, type LimitHits, rlimitPrefix } from "./limits.js";
 import { type Channel, type RawResult, runProcess } from "./process.js";
 import { planPtys } from "./pty-bound.js";
-import { buildSeccompFilter, detectSeccompArch } from "./seccomp.js";
+import { detectSeccompArch, getSeccompFilter } from "./seccomp.js";
 import { addRunning, enterSetup, type Running, removeRunning, type Setup } from "./setup-gate.js";
 import { checkMounts, type ExpectedMount, expectMounts } from "./verify-mounts.js";
 
@@ -46,7 +46,10 @@ function writableHosts(plan: BindPlan): string[] {
  * The launcher (run by `bash -p`: no startup files, no functions or shell
  * options taken from the environment, which is empty anyway). Arguments:
  * the highest descriptor to keep, `cgroup.procs` files to join, `--`, then
- * bubblewrap and its arguments.
+ * bubblewrap and its arguments. Where the command's ptys are bounded it runs
+ * under `unshare --mount` and mounts their instance before its `exec` (see
+ * `pty-bound.ts`): the trusted `unshare` gets the inherited descriptors
+ * for that moment, and touches none of them.
  */
 export const LAUNCHER = [
   "keep=$1; shift",
@@ -153,26 +156,22 @@ export async function runConfined(
         .join(""),
     );
     const extra: (Buffer | number | Channel)[] = [
-      buildSeccompFilter(arch, { allowUnixSockets: run.allowUnixSockets }),
+      getSeccompFilter(arch, run.allowUnixSockets),
       env,
       verify.info,
       verify.sync,
       ...pinned.fds.filter((fd): fd is number => fd !== undefined),
     ];
     launchTestHooks.beforeSpawn?.({ frozen: held.frozen });
+    const [file, ...argv] = ptys.wrapLauncher(
+      LAUNCHER,
+      ["mountbox-launch", String(next - 1), ...(cgroup?.procsFiles ?? []), "--"],
+      [run.bwrap, ...args],
+    );
     const raw = await runProcess(
       {
-        file: "/bin/bash",
-        args: [
-          "-p",
-          "-c",
-          LAUNCHER,
-          "mountbox-launch",
-          String(next - 1),
-          ...(cgroup?.procsFiles ?? []),
-          "--",
-          ...ptys.wrap([run.bwrap, ...args]),
-        ],
+        file: file!,
+        args: argv,
         cwd: "/",
         env: {},
         extra,
@@ -282,8 +281,11 @@ class MountCheck {
     if (!this.#ready || this.#pid === undefined || this.#done) return;
     this.#done = true;
     const pid = this.#pid;
-    readFile(`/proc/${pid}/mountinfo`, "utf8")
-      .then(async (text) => {
+    // Read at once (a few KiB from procfs): a thread-pool round trip here
+    // is time every command waits, before it starts (issue 25).
+    Promise.resolve()
+      .then(async () => {
+        const text = readFileSync(`/proc/${pid}/mountinfo`, "utf8");
         const ok =
           checkMounts(text, this.#expected) === undefined &&
           (this.#recheck === undefined || (await this.#recheck()));

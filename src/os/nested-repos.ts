@@ -20,7 +20,8 @@
  * `hooks`, is not older than the command's start (a change time cannot be
  * set back by a command: `touch -d` sets it to now). Virtual paths only.
  */
-import { lstat, readdir } from "node:fs/promises";
+import { type Dirent, lstatSync, readdirSync } from "node:fs";
+import { startPace, yieldIfDue } from "../sandbox/pace.js";
 import type { BindPlan } from "./bind-plan.js";
 
 /** How many directory entries one command's look reads at most. */
@@ -59,11 +60,15 @@ export async function findNestedRepos(plan: BindPlan, startMs: number): Promise<
     queue.push({ host: r.host, virtual: r.virtual, depth: 0 });
   }
   let budget = MAX_ENTRIES;
+  // Synchronous calls in slices of a few ms: one thread-pool round trip per
+  // folder cost more than the look itself (issue 25).
+  const pace = startPace();
   while (queue.length > 0) {
+    await yieldIfDue(pace);
     const at = queue.shift()!;
-    let entries: import("node:fs").Dirent[];
+    let entries: Dirent[];
     try {
-      entries = await readdir(at.host, { withFileTypes: true });
+      entries = readdirSync(at.host, { withFileTypes: true });
     } catch {
       // removed meanwhile, or unreadable: nothing more to see there
       continue;
@@ -76,7 +81,7 @@ export async function findNestedRepos(plan: BindPlan, startMs: number): Promise<
     for (const e of entries) {
       const host = at.host === "/" ? `/${e.name}` : `${at.host}/${e.name}`;
       if (e.name === ".git") {
-        if (at.depth > 0 && !skip.has(host) && (await isChangedSince(host, since)))
+        if (at.depth > 0 && !skip.has(host) && isChangedSince(host, since))
           out.found.push(at.virtual);
         continue;
       }
@@ -93,13 +98,11 @@ export async function findNestedRepos(plan: BindPlan, startMs: number): Promise<
   return out;
 }
 
-async function isChangedSince(dotGit: string, since: number): Promise<boolean> {
+function isChangedSince(dotGit: string, since: number): boolean {
   for (const p of [dotGit, `${dotGit}/config`, `${dotGit}/hooks`]) {
-    try {
-      if ((await lstat(p)).ctimeMs >= since) return true;
-    } catch {
-      // absent (a gitfile has neither)
-    }
+    // absent (a gitfile has neither): undefined
+    const st = lstatSync(p, { throwIfNoEntry: false });
+    if (st !== undefined && st.ctimeMs >= since) return true;
   }
   return false;
 }

@@ -26,6 +26,14 @@ export interface PtyPlan {
   wrap(argv: readonly string[]): string[];
   /** True if the command gets up to `max` ptys; false if it gets none. */
   bounded: boolean;
+  /**
+   * The argument vector that runs `launcher` (shell text ending in
+   * `exec "$@"`, run by `bash -p` with `params` then `argv`) and then
+   * bubblewrap (`argv`). Bounded, one shell does both the launcher's work
+   * and the mount, in the private mount namespace: one program start less
+   * per command than {@link PtyPlan.wrap} behind a launcher (issue 25).
+   */
+  wrapLauncher(launcher: string, params: readonly string[], argv: readonly string[]): string[];
 }
 
 const UNSHARE = ["/usr/bin/unshare", "/bin/unshare"];
@@ -71,7 +79,29 @@ export function planPtys(max: number, writableFolders: readonly string[]): PtyPl
       ...argv,
     ],
     bounded: true,
+    wrapLauncher: (launcher, params, argv) => [
+      tools.unshare,
+      "--mount",
+      "--propagation",
+      "private",
+      "--",
+      "/bin/bash",
+      "-p",
+      "-c",
+      joinLauncher(launcher),
+      ...params,
+      tools.mount,
+      String(max),
+      ...argv,
+    ],
   };
+}
+
+/** The launcher's text with the mount made before its final `exec`. */
+function joinLauncher(launcher: string): string {
+  const last = 'exec "$@"';
+  if (!launcher.endsWith(last)) throw new Error("pty-bound: the launcher must end with its exec");
+  return `${launcher.slice(0, -last.length)}${MOUNT_THEN_EXEC}`;
 }
 
 /** No pseudo-terminal at all: an empty, read-only `/dev/pts`. */
@@ -79,6 +109,7 @@ export const NO_PTYS: PtyPlan = {
   devArgs: ["--tmpfs", "/dev/pts", "--remount-ro", "/dev/pts"],
   wrap: (argv) => [...argv],
   bounded: false,
+  wrapLauncher: (launcher, params, argv) => ["/bin/bash", "-p", "-c", launcher, ...params, ...argv],
 };
 
 /** Trusted `unshare` and `mount` binaries (as bubblewrap's own check), if both exist. */

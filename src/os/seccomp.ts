@@ -375,6 +375,22 @@ export function buildSeccompFilter(arch: SeccompArch, opts: SeccompOptions = {})
   return assemble(p);
 }
 
+const built = new Map<string, Buffer>();
+
+/**
+ * {@link buildSeccompFilter}, built once per architecture and option (the
+ * program depends on nothing else). Callers only write it to a pipe.
+ */
+export function getSeccompFilter(arch: SeccompArch, allowUnixSockets: boolean): Buffer {
+  const key = `${arch}:${allowUnixSockets}`;
+  let filter = built.get(key);
+  if (filter === undefined) {
+    filter = buildSeccompFilter(arch, { allowUnixSockets });
+    built.set(key, filter);
+  }
+  return filter;
+}
+
 /** Resolves labels to relative jumps (an empty label: fall through) and encodes. */
 function assemble(p: readonly Insn[]): Buffer {
   const at = new Map<string, number>();
