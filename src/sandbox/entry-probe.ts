@@ -5,11 +5,12 @@
  * Each entry costs a realpath (glibc: one readlink per level) and a type
  * check (a file entry is an exact area). `derive({ allowRead: "/a/b",
  * allowWrite: "/a/b/c" })` walked `/a/b` twice and stat'ed both. The probe
- * instead type-checks an entry with lstat of its own host path, which also
- * says whether its last name is a link; where it is not,
+ * instead learns, from an entry's realpath (when it is the path itself) or
+ * its lstat, whether its last name is a link; where it is not,
  *   realpath(P/name) = realpath(P) + "/name"
- * holds, so the real place of the entry's folder is known too, and an entry
- * whose folder is known needs one lstat instead of a realpath.
+ * holds, so the real place of the entry's folder is known too (and that it
+ * is a folder), and an entry whose folder is known needs one lstat instead
+ * of a realpath.
  *
  * The probe lives for one call only (never across calls: a folder renamed or
  * a link swapped between two derives is always seen). Inside the call it
@@ -18,7 +19,7 @@
  * a child's areas are virtual paths intersected with its parent's, and every
  * I/O resolves again.
  */
-import { lstatSync, type Stats, statSync } from "node:fs";
+import { existsSync, lstatSync, type Stats, statSync } from "node:fs";
 import type { RealpathMemo } from "./real-path.js";
 
 /** What is at a host path, as far as the area needs it. */
@@ -62,7 +63,7 @@ export class EntryProbe {
    * the memo so the resolve needs no realpath.
    */
   prepare(host: string): void {
-    if (this.memo.has(host)) return;
+    if (this.#facts.size === 0 || this.memo.has(host)) return;
     const known = this.#facts.get(host);
     if (known !== undefined) {
       this.memo.set(host, { real: known.real, hops: 0, absent: false });
@@ -86,6 +87,13 @@ export class EntryProbe {
   isFile(host: string, real: string): boolean {
     const known = this.#facts.get(host);
     if (known !== undefined) return known.kind === "file";
+    // realpath gave the path back: no name on it is a link (a link's real
+    // path is never the link itself), so a folder needs no lstat: `host/`
+    // exists only if it is one (no Stats object made either).
+    if (real === host && existsSync(`${host}/`)) {
+      this.#learn(host, real, "dir");
+      return false;
+    }
     const st = lstatQuietly(host);
     if (st !== undefined && !st.isSymbolicLink()) {
       this.#learn(host, real, kindOf(st));
