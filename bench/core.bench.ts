@@ -48,6 +48,9 @@ export default async function benchCore(): Promise<BenchRow[]> {
           realpathSync.native(join(base, "cache"));
           realpathSync.native(join(root, "a/b/c"));
         },
+        {
+          goal: "≥ 0.8×",
+        },
       ),
     );
     const child = sb.derive({ allowRead: "/a/b" });

@@ -27,8 +27,28 @@ export function setCovers(set: readonly Area[], path: string): boolean {
   return false;
 }
 
+/**
+ * True if the set is canonical already: paths strictly ascending (so no
+ * duplicates), no member inside a subtree member. What {@link intersect}
+ * returns, checked rather than trusted.
+ */
+function isCanonical(set: readonly Area[]): boolean {
+  for (let i = 0; i < set.length; i++) {
+    const a = set[i]!;
+    if (i > 0 && !(set[i - 1]!.path < a.path)) return false;
+    // A subtree containing `a` sorts before it (its path is a prefix).
+    for (let j = 0; j < i; j++) {
+      const b = set[j]!;
+      if (!b.exact && isWithin(a.path, b.path)) return false;
+    }
+  }
+  return true;
+}
+
 /** Puts a set in canonical form: drops covered members, sorts by path. */
 export function canonicalize(set: readonly Area[]): Area[] {
+  // The common case (a set already canonical) needs no map, filter or sort.
+  if (isCanonical(set)) return set.slice();
   const unique = new Map<string, Area>();
   for (const a of set) unique.set(`${a.exact ? "f" : "d"}${a.path}`, a);
   const list = [...unique.values()];

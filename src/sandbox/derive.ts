@@ -5,7 +5,6 @@
  * so child ⊆ parent holds by construction at any depth. Asking for anything
  * the parent does not have is a SandboxPermissionEscalationError.
  */
-import { statSync } from "node:fs";
 import {
   configError,
   formatPathList,
@@ -15,6 +14,7 @@ import {
   SandboxPermissionEscalationError,
 } from "../errors/index.js";
 import { type Area, intersect } from "./areas.js";
+import { EntryProbe } from "./entry-probe.js";
 import { type Access, Policy } from "./policy.js";
 import { checkMountSources } from "./secret-sources.js";
 import { SecretList } from "./secrets.js";
@@ -154,30 +154,37 @@ function entryArea(
   entry: string,
   kind: "allowRead" | "allowWrite" | "restrict",
   access: Access,
+  probe: EntryProbe,
 ): Area {
-  if (parent.table.form === "root" && !entry.replaceAll("\\", "/").startsWith("/")) {
+  // Absolute: starts with `/`, or with `\` (read as `/`).
+  const lead = entry.charCodeAt(0);
+  if (parent.table.form === "root" && lead !== 47 && lead !== 92) {
     throw new InvalidPathError(
       `Invalid path ${quotePath(entry)} in ${kind}: entries must be absolute virtual paths. Use ${quotePath(`/${entry.replace(/^\.?\/*/, "")}`)}.`,
     );
   }
   const v = parent.normalize(entry);
-  const what = `${kind} ${JSON.stringify(entry)}`;
   if (v === null) {
     throw escalation(
       parent,
-      what,
+      `${kind} ${JSON.stringify(entry)}`,
       "it climbs above the sandbox root '/'",
       suggest(kind, parent.readableRoots, ""),
     );
   }
+  // The same host path resolveVirtual derives (it looks the mount up alike).
+  const mount = parent.table.lookup(v);
+  const host = mount === undefined ? "" : parent.table.toHost(mount, v);
+  if (host !== "") probe.prepare(host);
   let real: string;
   try {
-    real = parent.resolveVirtual(v, access, false).real;
+    real = parent.resolveVirtual(v, access, false, probe.memo).real;
   } catch (err) {
     const refused =
       err instanceof SandboxError &&
       (err.code === "path_not_in_sandbox" || err.code === "path_not_writable");
     if (!refused) throw err;
+    const what = `${kind} ${JSON.stringify(entry)}`;
     if (access === "read") {
       throw escalation(
         parent,
@@ -203,13 +210,7 @@ function entryArea(
       v,
     );
   }
-  let exact = false;
-  try {
-    exact = statSync(real, { throwIfNoEntry: false })?.isFile() ?? false;
-  } catch {
-    exact = false;
-  }
-  return { path: v, exact };
+  return { path: v, exact: probe.isFile(host, real) };
 }
 
 function toList(v: string | string[]): string[] {
@@ -227,13 +228,15 @@ export function derivePolicy(parent: Policy, rawOpts: DeriveOptions | undefined)
       "Omit readonly, or pass readonly: true.",
     );
   }
+  // One probe for all entries: nested entries share their walks.
+  const probe = new EntryProbe();
   const writeAreas =
     opts.allowWrite === undefined
       ? undefined
-      : toList(opts.allowWrite).map((e) => entryArea(parent, e, "allowWrite", "write"));
+      : toList(opts.allowWrite).map((e) => entryArea(parent, e, "allowWrite", "write", probe));
   let readAreas: Area[] | undefined;
   if (opts.allowRead !== undefined) {
-    readAreas = toList(opts.allowRead).map((e) => entryArea(parent, e, "allowRead", "read"));
+    readAreas = toList(opts.allowRead).map((e) => entryArea(parent, e, "allowRead", "read", probe));
   } else if (writeAreas !== undefined) {
     readAreas = writeAreas; // write implies read; ∩ with the parent's reads keeps it honest
   }
@@ -263,7 +266,7 @@ export function restrictPolicy(parent: Policy, rawOpts: RestrictOptions | undefi
   const area: Area =
     opts.restrict === undefined
       ? { path: "/", exact: false }
-      : entryArea(parent, opts.restrict, "restrict", "read");
+      : entryArea(parent, opts.restrict, "restrict", "read", new EntryProbe());
   const read = intersect(parent.read, [area]);
   const write = opts.readonly === true ? [] : intersect(parent.write, [area]);
   const secrets = childSecrets(parent, opts.secrets);

@@ -62,11 +62,15 @@ export function realpathLoose(hostPath: string, memo?: RealpathMemo): string {
  */
 const DEEP_PATH = 64;
 
-/** The number of `/` in a host path: its depth, near enough. */
-function depthOf(p: string): number {
+/**
+ * True if a host path is deeper than {@link DEEP_PATH} (counting `/`). A
+ * path with no more characters than that is not (the common case: no scan).
+ */
+function isDeep(p: string): boolean {
+  if (p.length <= DEEP_PATH) return false;
   let n = 0;
-  for (let i = 0; i < p.length; i++) if (p.charCodeAt(i) === 47) n++;
-  return n;
+  for (let i = p.indexOf("/"); i >= 0; i = p.indexOf("/", i + 1)) if (++n > DEEP_PATH) return true;
+  return false;
 }
 
 /** Opening a folder to ask the kernel where it is (never a FIFO or a file). */
@@ -103,7 +107,7 @@ function folderRealpath(p: string): string | undefined {
  */
 function realpathOf(p: string, plainEntry = false): string {
   // Shallow paths (nearly all): one realpath syscall is cheapest.
-  if (HAS_PROC_FD && depthOf(p) > DEEP_PATH) {
+  if (HAS_PROC_FD && isDeep(p)) {
     const dir = plainEntry ? undefined : folderRealpath(p);
     if (dir !== undefined) return dir;
     const name = basename(p);
@@ -195,7 +199,7 @@ function follow(p: string, state: { hops: number }, memo?: RealpathMemo): string
     return known.real;
   }
   // The hot path: an existing, shallow path is one realpath syscall.
-  if (depthOf(p) <= DEEP_PATH) {
+  if (!isDeep(p)) {
     const direct = realpathOrMissing(p);
     if (direct !== undefined) {
       memo?.set(p, { real: direct, hops: 0, absent: false });
