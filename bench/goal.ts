@@ -19,11 +19,16 @@ export function parseGoal(
 
 /**
  * True when a row's ratio is a gross regression: below half its "≥" goal,
- * or above twice its "≤" goal.
+ * or above twice its "≤" goal. With `recorded` (the same row's ratio in a
+ * recorded run), a goal that run missed is replaced by the recorded ratio:
+ * the gate then catches a figure that halved, not one still short of its goal.
  */
-export function isGrossRegression(row: { ratio: number; goal?: string | null }): boolean {
+export function isGrossRegression(
+  row: { ratio: number; goal?: string | null },
+  recorded?: number,
+): boolean {
   const g = parseGoal(row.goal);
   if (!g) return false;
-  if (g.min !== undefined) return row.ratio < g.min / 2;
-  return g.max !== undefined && row.ratio > g.max * 2;
+  if (g.min !== undefined) return row.ratio < Math.min(g.min, recorded ?? g.min) / 2;
+  return g.max !== undefined && row.ratio > Math.max(g.max, recorded ?? g.max) * 2;
 }

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseBenchArgs } from "../bench/args.js";
 import { collectSeries, orderRuns, renderRatioChart, TRACKED_FIGURES } from "../bench/chart.js";
+import { findGrossRegressions, pickRecordedRun } from "../bench/gate.js";
 import { formatResultsHeader, mergeResults, NOTES_MARK } from "../bench/results-md.js";
 import {
   type BenchRun,
@@ -53,13 +54,20 @@ function row(
 /** A run of `rows` at commit `sha` on a fixed machine and date. */
 function makeRun(
   rows: CollectedRow[],
-  opts: { sha?: string; date?: string; ci?: boolean; dirty?: boolean; failed?: string[] } = {},
+  opts: {
+    sha?: string;
+    date?: string;
+    ci?: boolean;
+    dirty?: boolean;
+    failed?: string[];
+    node?: string;
+  } = {},
 ): BenchRun {
   return makeBenchRun(
     {
       date: opts.date ?? "2026-11-28T01:00:00.000Z",
       commit: { sha: opts.sha ?? SHA[0]!, dirty: opts.dirty ?? false },
-      node: "v20.20.2",
+      node: opts.node ?? "v20.20.2",
       machine: {
         cpu: "AMD EPYC",
         cpus: 2,
@@ -573,5 +581,70 @@ describe("the chart (bench/ratios.svg)", () => {
     checkXml(svg);
     expect(svg.split("<g ").slice(1).join("")).not.toContain("<circle");
     expect(svg.match(/>not in any recorded run</g)).toHaveLength(6);
+  });
+});
+
+describe("CI's gross-regression gate", () => {
+  const names = (fs: ReturnType<typeof findGrossRegressions>) =>
+    fs.map((f) => `${f.row.name}: ${f.row.ratio} (recorded ${f.recorded})`);
+
+  it("fails a ratio below half its goal when no run is recorded, or the recorded run met it", () => {
+    const run = makeRun([
+      row("core", "resolve", "realpath", 0.39, "≥ 0.8×"),
+      row("core", "derive", "realpath", 0.41, "≥ 0.8×"),
+      row("fairness", "p99", "alone", 4.1, "≤ 2×"),
+      row("io", "no goal", "x", 0.01),
+    ]);
+    expect(names(findGrossRegressions(run))).toEqual([
+      "resolve: 0.39 (recorded null)",
+      "p99: 4.1 (recorded null)",
+    ]);
+    const met = makeRun([
+      row("core", "resolve", "realpath", 0.9, "≥ 0.8×"),
+      row("fairness", "p99", "alone", 1.1, "≤ 2×"),
+    ]);
+    expect(names(findGrossRegressions(run, met))).toEqual([
+      "resolve: 0.39 (recorded 0.9)",
+      "p99: 4.1 (recorded 1.1)",
+    ]);
+  });
+
+  it("holds a goal the recorded run missed to half (twice) that run's ratio", () => {
+    const recorded = makeRun([
+      row("os", "runCommand", "bare bwrap", 0.3, "≥ 0.5×"),
+      row("host", "spare", "bare", 6, "≥ 10×"),
+      row("pool", "p99", "alone", 3, "≤ 2×"),
+    ]);
+    const steady = makeRun([
+      row("os", "runCommand", "bare bwrap", 0.2, "≥ 0.5×"),
+      row("host", "spare", "bare", 3.5, "≥ 10×"),
+      row("pool", "p99", "alone", 5.9, "≤ 2×"),
+    ]);
+    expect(findGrossRegressions(steady, recorded)).toEqual([]);
+    const halved = makeRun([
+      row("os", "runCommand", "bare bwrap", 0.14, "≥ 0.5×"),
+      row("host", "spare", "bare", 2.9, "≥ 10×"),
+      row("pool", "p99", "alone", 6.1, "≤ 2×"),
+    ]);
+    expect(names(findGrossRegressions(halved, recorded))).toEqual([
+      "runCommand: 0.14 (recorded 0.3)",
+      "spare: 2.9 (recorded 6)",
+      "p99: 6.1 (recorded 3)",
+    ]);
+  });
+
+  it("picks the newest full run on the same Node major, else the newest full run", () => {
+    const at = (date: string, node: string, ci = false) =>
+      makeRun([row("core", "r", "b", 1, "≥ 0.8×")], { date, node, ci });
+    const runs = [
+      at("2026-11-27T00:00:00.000Z", "v20.20.2"),
+      at("2026-11-28T00:00:00.000Z", "v24.21.0"),
+      at("2026-11-28T01:00:00.000Z", "v20.20.2", true),
+      at("2026-11-26T00:00:00.000Z", "v20.19.0"),
+    ];
+    expect(pickRecordedRun(runs, "v20.20.2")).toBe(runs[0]);
+    expect(pickRecordedRun(runs, "v24.1.0")).toBe(runs[1]);
+    expect(pickRecordedRun(runs, "v26.0.0")).toBe(runs[1]);
+    expect(pickRecordedRun([], "v20.20.2")).toBeUndefined();
   });
 });
