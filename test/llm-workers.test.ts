@@ -488,6 +488,126 @@ describe("tools sent once per change", () => {
     // Another agent's checker holds nothing.
     expect(createModelRequestChecker()({ prompt, reuseTools: true })).toMatch(/no earlier/);
   });
+
+  it("the proxy model sends its tools again whenever they differ from what the host holds", async () => {
+    const model = new MockLanguageModelV3({
+      doGenerate: async (o) => {
+        if (o.tools?.some((t) => t.name === "boom")) throw new Error("model exploded");
+        return {
+          content: [{ type: "text", text: "ok" }],
+          finishReason: { unified: "stop", raw: "stop" },
+          usage: usage(1, 1),
+          warnings: [],
+        };
+      },
+    });
+    const { port1, port2 } = new MessageChannel();
+    const server = serveSandbox(port1, createSandbox({ paths: {} }), {
+      onModel: (kind, options) =>
+        serveModelCall({
+          kind,
+          options,
+          model: { name: "m", model, maxRetries: 0 },
+          signal: new AbortController().signal,
+          onDone: () => {},
+        }),
+    });
+    const client = createSandboxClient(port2);
+    /** Per call: whether the thread sent its tools in full. */
+    const sentInFull: boolean[] = [];
+    let hold: Promise<void> | undefined;
+    const proxy = createProxyModel(async (op, o) => {
+      sentInFull.push(o.tools !== undefined);
+      const reply = client.call(op, [o]);
+      const wait = hold;
+      const r = await reply;
+      await wait;
+      return r;
+    });
+    const prompt = [{ role: "user" as const, content: [{ type: "text" as const, text: "hi" }] }];
+    const tool = (name: string, props: Record<string, unknown> = { p: { type: "string" } }) => ({
+      type: "function" as const,
+      name,
+      inputSchema: { type: "object", properties: props },
+    });
+    /** One call with `tools`; the tools the host's model got (name and schema). */
+    const step = async (tools: object[]) => {
+      await Promise.resolve(proxy.doGenerate({ prompt, tools: tools as never })).catch(() => {});
+      const got = (model.doGenerateCalls.at(-1)?.tools ?? []) as {
+        name: string;
+        inputSchema: unknown;
+      }[];
+      return got.map((t) => `${t.name}:${JSON.stringify(t.inputSchema)}`);
+    };
+    const a = [tool("a")];
+    try {
+      // Equal tools in fresh objects (as the SDK builds them each step): sent once.
+      expect(await step(a)).toEqual(['a:{"type":"object","properties":{"p":{"type":"string"}}}']);
+      expect(await step(structuredClone(a))).toEqual([
+        'a:{"type":"object","properties":{"p":{"type":"string"}}}',
+      ]);
+      // A change deep in a schema, keys in another order, one more key: sent again.
+      expect(await step([tool("a", { p: { type: "number" } })])).toEqual([
+        'a:{"type":"object","properties":{"p":{"type":"number"}}}',
+      ]);
+      expect(await step([tool("a", { p: { type: "string" } })])).toEqual([
+        'a:{"type":"object","properties":{"p":{"type":"string"}}}',
+      ]);
+      const reordered = {
+        ...tool("a"),
+        inputSchema: { properties: { p: { type: "string" } }, type: "object" },
+      };
+      expect(await step([reordered])).toEqual([
+        'a:{"properties":{"p":{"type":"string"}},"type":"object"}',
+      ]);
+      expect(await step([{ ...reordered, description: "more" }])).toMatchObject([
+        expect.any(String),
+      ]);
+      expect(model.doGenerateCalls.at(-1)?.tools?.[0]).toMatchObject({ description: "more" });
+      expect(sentInFull).toEqual([true, false, true, true, true, true]);
+
+      // The caller changing the objects it sent changes nothing the host holds.
+      const mutable = [tool("m")];
+      await step(mutable);
+      (mutable[0]!.inputSchema.properties as Record<string, unknown>).q = { type: "string" };
+      expect(await step(mutable)).toEqual([
+        'm:{"type":"object","properties":{"p":{"type":"string"},"q":{"type":"string"}}}',
+      ]);
+      expect(sentInFull.slice(-2)).toEqual([true, true]);
+
+      // After a failed call the tools are sent in full again.
+      await step([tool("boom")]);
+      expect(await step([tool("b")])).toEqual([
+        'b:{"type":"object","properties":{"p":{"type":"string"}}}',
+      ]);
+      await step([tool("boom")]);
+      await step([tool("b")]);
+      expect(sentInFull.slice(-4)).toEqual([true, true, true, true]);
+
+      // Two calls in flight with different tools, answered out of order: the
+      // host holds the later one's; a call with the earlier one's sends them again.
+      let release = (): void => {};
+      hold = new Promise((r) => {
+        release = r;
+      });
+      const first = step([tool("x")]);
+      hold = undefined;
+      const second = step([tool("y")]);
+      await second;
+      release();
+      await first;
+      expect(await step([tool("x")])).toEqual([
+        'x:{"type":"object","properties":{"p":{"type":"string"}}}',
+      ]);
+      expect(await step([tool("x")])).toEqual([
+        'x:{"type":"object","properties":{"p":{"type":"string"}}}',
+      ]);
+      expect(sentInFull.slice(-4)).toEqual([true, true, true, false]);
+    } finally {
+      client.close();
+      await server.close();
+    }
+  });
 });
 
 // The output docs/llm-workers.md shows right after the example's code.

@@ -12,6 +12,7 @@ import type {
   LanguageModelV3StreamPart,
 } from "@ai-sdk/provider";
 import { MODEL_CALL_KEYS, MODEL_GENERATE_OP, MODEL_STREAM_OP } from "../src/port/protocol.js";
+import { type DataSnapshot, matchesSnapshot, takeSnapshot } from "./data-snapshot.js";
 
 /** Sends one model operation on the agent's port; resolves with the host's reply. */
 export type ModelCallFunction = (op: string, options: Record<string, unknown>) => Promise<unknown>;
@@ -35,17 +36,38 @@ export const MCP_CALL: unique symbol = Symbol.for("mountbox.mcpCall") as never;
 
 /** Creates the proxy model that sends its calls through `call`. */
 export function createProxyModel(call: ModelCallFunction): LanguageModelV3 {
-  /** The tools the host holds from an earlier call (as JSON), sent once per change. */
-  let hostTools: string | undefined;
+  /**
+   * The tools the host holds from an earlier call (a snapshot: a caller
+   * changing its objects later changes nothing here): a step that sends
+   * equal tools sends `reuseTools` instead.
+   */
+  let hostTools: DataSnapshot | undefined;
+  /** Calls that sent tools in full so far: only the latest one's tools are the host's. */
+  let fullSends = 0;
   const send = async (op: string, options: LanguageModelV3CallOptions): Promise<unknown> => {
-    // Compared as JSON before any other work: most steps send the same tools.
-    const tools = options.tools === undefined ? undefined : JSON.stringify(options.tools);
-    const same = tools !== undefined && tools === hostTools;
+    // Compared before any other work: most steps send the same tools, in
+    // fresh objects (the SDK builds them each step). A walk that builds no
+    // text: JSON text of a dozen schemas cost more than the rest of the
+    // call's own work on this side.
+    const tools = options.tools;
+    const same =
+      tools !== undefined && hostTools !== undefined && matchesSnapshot(tools, hostTools);
     const wire = toWireOptions(same ? { ...options, tools: undefined } : options);
     if (same) wire.reuseTools = true;
+    let sent: DataSnapshot | undefined;
+    let mine = 0;
+    if (!same && Array.isArray(wire.tools)) {
+      // A snapshot of what the host is given (the caller may change its
+      // objects later). Until this call is answered, the host's tools are
+      // not known here: a call sent meanwhile sends its tools in full.
+      sent = takeSnapshot(wire.tools);
+      hostTools = undefined;
+      mine = ++fullSends;
+    }
     try {
       const r = await call(op, wire);
-      if (tools !== undefined) hostTools = tools;
+      // A later call that sent tools in full is the one the host now holds.
+      if (sent !== undefined && mine === fullSends) hostTools = sent;
       return r;
     } catch (err) {
       // The host may not have taken these tools: send them in full next time.
