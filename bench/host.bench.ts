@@ -88,7 +88,7 @@ export default async function benchHost(): Promise<BenchRow[]> {
           () => host.run("noop", 1),
           "one bare new Worker start to first message",
           startBare,
-          { time: 3000, beforeEach: () => new Promise((r) => setTimeout(r, 150)), goal: "≥ 0.77×" },
+          { time: 3000, beforeEach: () => new Promise((r) => setTimeout(r, 150)), goal: "≥ 10×" },
         ),
       );
       await host.close();
@@ -122,7 +122,10 @@ export default async function benchHost(): Promise<BenchRow[]> {
       baseline: "idle bare worker thread",
       hz: agentMb,
       baselineHz: bareMb,
+      // MiB, not ops/s: the ratio is agent ÷ bare, lower is better, so the
+      // goal is a "≤" one (goal.ts reads it as a maximum).
       ratio: bareMb > 0 ? agentMb / bareMb : 0,
+      goal: "≤ 1.3×",
       unit: "MiB",
     });
     return rows;
