@@ -308,6 +308,61 @@ export default defineWorker(async () => "b");
     }
   });
 
+  it("a warm spare imports its module ahead only after its lockdown, and a failed import fails each agent", async () => {
+    const mod = makeTempDir("mountbox-mod-");
+    try {
+      const workerApi = new URL("../dist/workers/index.js", import.meta.url).href;
+      // Top-level code sees the thread as its agent will: locked down already.
+      writeFileSync(
+        join(mod, "top.js"),
+        `import { defineWorker } from ${JSON.stringify(workerApi)};
+let seen;
+try { process.kill(process.pid, 0); seen = "signals open"; } catch (e) { seen = e.message; }
+const env = Object.keys(process.env).length;
+export default defineWorker(async (input) => ({ input, seen, env }));
+`,
+      );
+      writeFileSync(
+        join(mod, "throws.js"),
+        `import { defineWorker } from ${JSON.stringify(workerApi)};
+throw new Error("broken at import");
+export default defineWorker(async () => 1);
+`,
+      );
+      writeFileSync(
+        join(mod, "rejects.js"),
+        `import { defineWorker } from ${JSON.stringify(workerApi)};
+await Promise.reject(new Error("rejected at import"));
+export default defineWorker(async () => 1);
+`,
+      );
+      const host = await hostWith(
+        {
+          top: { module: join(mod, "top.js") },
+          throws: { module: join(mod, "throws.js") },
+          rejects: { module: join(mod, "rejects.js") },
+        },
+        { warmThreads: 1 },
+      );
+      // Spares ready (their imports failed or done), then each is used.
+      await new Promise((r) => setTimeout(r, 500));
+      for (let i = 0; i < 2; i++) {
+        expect(await host.run("top", i)).toEqual({
+          input: i,
+          seen: expect.stringContaining("process.kill is not available in an agent thread"),
+          env: 0,
+        });
+        expect((await failure(host.run("throws", i))).message).toContain("Error: broken at import");
+        expect((await failure(host.run("rejects", i))).message).toContain(
+          "Error: rejected at import",
+        );
+      }
+      await host.close();
+    } finally {
+      removeDir(mod);
+    }
+  });
+
   it("refuses a dependency that contains a sandbox folder, allows one inside it", async () => {
     await expect(hostWith({ w: { module: fx("echo.js"), dependencies: [base] } })).rejects.toThrow(
       /contains the sandbox folder/,

@@ -19,10 +19,11 @@ const parent = parentPort;
 if (!parent) throw new Error("mountbox/workers/entry must run in a worker thread");
 const controller = new AbortController();
 
+const warm = workerData as { warm?: unknown; preload?: unknown } | undefined;
 // A warm spare was started before its agent existed: its boot data (module,
 // input, sandbox port) arrives in the first "boot" message.
-const boot: ThreadBootData = (workerData as { warm?: unknown })?.warm
-  ? await new Promise<ThreadBootData>((resolve) => {
+const booted = warm?.warm
+  ? new Promise<ThreadBootData>((resolve) => {
       const onBoot = (m: { kind?: unknown; boot?: ThreadBootData }) => {
         if (m?.kind !== "boot" || !m.boot) return;
         parent.off("message", onBoot);
@@ -30,7 +31,13 @@ const boot: ThreadBootData = (workerData as { warm?: unknown })?.warm
       };
       parent.on("message", onBoot);
     })
-  : (workerData as ThreadBootData);
+  : undefined;
+// A spare imports its worker's module ahead (the lockdown above is complete:
+// static imports run first), so its agent skips the import. Its grants are
+// exactly that worker's. A failed import is the import's own error, reported
+// when the agent's runWorker imports the same URL again.
+if (booted && typeof warm?.preload === "string") await preloadModule(warm.preload);
+const boot: ThreadBootData = booted ? await booted : (workerData as ThreadBootData);
 
 parent.on("message", (m: { kind?: unknown; reason?: unknown }) => {
   if (m?.kind === "abort") controller.abort(String(m.reason ?? "aborted"));
@@ -46,3 +53,17 @@ await runWorker(
   },
   boot,
 );
+
+/** Imports a spare's module ahead; its failure is left for the agent's own import to report. */
+async function preloadModule(url: string): Promise<void> {
+  try {
+    await import(url);
+  } catch (err) {
+    // Node 20's loader also rejects a promise of its own with the error,
+    // unhandled: an idle spare must not die of it (and be restarted, over
+    // and over). runWorker reports the error to the agent.
+    process.on("unhandledRejection", (reason) => {
+      if (reason !== err) throw reason;
+    });
+  }
+}

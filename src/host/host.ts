@@ -10,6 +10,7 @@
  * read grants are started in `src/threads/`; the port is served in
  * `src/port/`. `docs/architecture.md` follows one delegation through them.
  */
+import { pathToFileURL } from "node:url";
 import type {
   UntypedWorkers,
   WorkerArgs,
@@ -26,8 +27,8 @@ import { connectMcpServers, type McpConnections } from "../mcp-client/mcp-server
 import { setUpProcesses } from "../processes/process-setup.js";
 import { createSandbox, Sandbox } from "../sandbox/sandbox.js";
 import { computeExecArgv } from "../threads/permissions.js";
-import { SparePools } from "../threads/spare-pool.js";
-import { DEFAULT_RESOURCE_LIMITS } from "../threads/thread-start.js";
+import { type SpareLaunch, SparePools } from "../threads/spare-pool.js";
+import { DEFAULT_RESOURCE_LIMITS, resolveModulePath } from "../threads/thread-start.js";
 import { type AuditLog, openAuditLog } from "./audit-log.js";
 import { findAuditInside } from "./audit-placement.js";
 import { codeOf, protectWorkerCode } from "./code-protection.js";
@@ -115,15 +116,19 @@ export async function createHost<Workers extends object = UntypedWorkers>(
   if (typeof checked.auditLog === "string") checkAuditOutside(root, checked.auditLog);
   // Spares serve workers with the default heap and no network, each only
   // workers with exactly its grants.
-  const spareArgv = new Map<string, string[]>();
+  const spareLaunch = new Map<string, SpareLaunch>();
   for (const [name, w] of workers) {
     const grants = grantsOf.get(name);
     if (grants && w.module && usesSpare(w))
-      spareArgv.set(name, computeExecArgv({ readPaths: grants }));
+      spareLaunch.set(name, {
+        execArgv: computeExecArgv({ readPaths: grants }),
+        // The URL the agent's boot names (runAgentThread resolves it alike).
+        moduleUrl: pathToFileURL(resolveModulePath(w.module)).href,
+      });
   }
   const pool =
-    warmThreads > 0 && spareArgv.size > 0
-      ? new SparePools(warmThreads, spareArgv, DEFAULT_RESOURCE_LIMITS)
+    warmThreads > 0 && spareLaunch.size > 0
+      ? new SparePools(warmThreads, spareLaunch, DEFAULT_RESOURCE_LIMITS)
       : undefined;
   // Process workers: kernel confinement must work here (else a ConfigError),
   // and their spares start now.

@@ -1,8 +1,9 @@
 /**
  * Warm spare threads: hardened agent threads started ahead of need, each
  * handed to exactly one agent and never reused. A spare has loaded the thread
- * entry and waits for its boot message (module, input, sandbox port); taking
- * one skips thread start-up on the delegation path.
+ * entry, locked itself down, imported its worker's module, and waits for its
+ * boot message (input, sandbox port); taking one skips thread start-up and
+ * the module's import on the delegation path.
  */
 import { type ResourceLimits, Worker } from "node:worker_threads";
 import { threadEntryUrl } from "./permissions.js";
@@ -12,17 +13,20 @@ export class SparePool {
   readonly #size: number;
   readonly #execArgv: string[];
   readonly #limits: ResourceLimits;
+  readonly #moduleUrl: string;
   readonly #idle = new Set<Worker>();
   #closed = false;
 
   /**
    * @param size how many spares to keep ready
-   * @param execArgv hardening flags; their read grants must cover every module a spare may run
+   * @param execArgv hardening flags: exactly the read grants of the worker(s) it serves
+   * @param moduleUrl the `file:` URL of the module every spare imports ahead (its agents' module)
    */
-  constructor(size: number, execArgv: string[], limits: ResourceLimits) {
+  constructor(size: number, execArgv: string[], limits: ResourceLimits, moduleUrl: string) {
     this.#size = size;
     this.#execArgv = execArgv;
     this.#limits = limits;
+    this.#moduleUrl = moduleUrl;
     for (let i = 0; i < size; i++) this.#start();
   }
 
@@ -50,7 +54,8 @@ export class SparePool {
 
   #start(): void {
     const w = new Worker(threadEntryUrl(), {
-      workerData: { warm: true },
+      // The entry imports `preload` only once its lockdown is complete.
+      workerData: { warm: true, preload: this.#moduleUrl },
       execArgv: this.#execArgv,
       env: {},
       argv: [],
@@ -71,31 +76,46 @@ export class SparePool {
   }
 }
 
+/** How the spares of one worker start: its hardening flags and its module. */
+export interface SpareLaunch {
+  /** The worker's execArgv (its exact read grants). */
+  execArgv: string[];
+  /** The `file:` URL of the worker's module (real path), imported ahead. */
+  moduleUrl: string;
+}
+
+/** The pool key of a launch: workers share spares only when module and grants are the same. */
+function keyOf(launch: SpareLaunch): string {
+  return [launch.moduleUrl, ...launch.execArgv].join("\0");
+}
+
 /**
- * One {@link SparePool} per set of read grants (in practice one per worker,
- * since each has its own module): a spare serves only workers whose grants
- * are exactly the ones it was started with — a spare with every worker's
- * grants would let one worker read another's helper files and packages.
+ * One {@link SparePool} per module and set of read grants (in practice one
+ * per worker, since each has its own module): a spare serves only workers
+ * whose grants are exactly the ones it was started with — a spare with every
+ * worker's grants would let one worker read another's helper files and
+ * packages — and whose module is the one it imported.
  */
 export class SparePools {
-  /** Worker name → its execArgv (only workers that may use spares). */
-  readonly #argvOf: Map<string, string[]>;
+  /** Worker name → how its spares start (only workers that may use spares). */
+  readonly #launchOf: Map<string, SpareLaunch>;
   readonly #pools = new Map<string, SparePool>();
   #closed = false;
 
-  constructor(size: number, argvOf: Map<string, string[]>, limits: ResourceLimits) {
-    this.#argvOf = argvOf;
-    for (const argv of argvOf.values()) {
-      const key = argv.join("\0");
-      if (!this.#pools.has(key)) this.#pools.set(key, new SparePool(size, argv, limits));
+  constructor(size: number, launchOf: Map<string, SpareLaunch>, limits: ResourceLimits) {
+    this.#launchOf = launchOf;
+    for (const launch of launchOf.values()) {
+      const key = keyOf(launch);
+      if (!this.#pools.has(key))
+        this.#pools.set(key, new SparePool(size, launch.execArgv, limits, launch.moduleUrl));
     }
   }
 
-  /** A spare for `worker`, if one is ready (never one started with other grants). */
+  /** A spare for `worker`, if one is ready (never one started with other grants or another module). */
   take(worker: string): Worker | undefined {
-    const argv = this.#argvOf.get(worker);
-    if (!argv || this.#closed) return undefined;
-    return this.#pools.get(argv.join("\0"))?.take();
+    const launch = this.#launchOf.get(worker);
+    if (!launch || this.#closed) return undefined;
+    return this.#pools.get(keyOf(launch))?.take();
   }
 
   /** Closes every pool. */
