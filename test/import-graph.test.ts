@@ -91,13 +91,15 @@ describe("thread code loads nothing host-side", () => {
     expect(hostSideFiles(walk)).toEqual([]);
     // Dynamic imports load only when called: each one here is host-side use
     // of the tool layer (an in-process Sandbox, approvals given to the tools)
-    // or the worker's own module. A new one must be looked at.
+    // or the worker's own module (a warm spare's import ahead, in entry.js,
+    // is its worker's module). A new one must be looked at.
     expect(walk.dynamic).toEqual([
       'src/ai-sdk/index.js: "ai"',
       'src/tools/grep.js: "../pool/index.js"',
       'src/tools/grep.js: "../sandbox/sandbox.js"',
       'src/tools/index.js: "../git/git-tools.js"',
       'src/tools/index.js: "./approvals.js"',
+      "workers/entry.js: url",
       "workers/process-entry.js: preload",
       "workers/run-worker.js: boot.moduleUrl",
     ]);
