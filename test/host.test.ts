@@ -363,6 +363,44 @@ export default defineWorker(async () => 1);
     }
   });
 
+  it("a spare's module that replaces Date.now at import does not switch off its log budget", async () => {
+    const mod = makeTempDir("mountbox-mod-");
+    try {
+      const workerApi = new URL("../dist/workers/index.js", import.meta.url).href;
+      // Each call of the replaced clock is a second later: a budget reading
+      // it would refill on every line and pass all 20 000 to the host port.
+      writeFileSync(
+        join(mod, "flood.js"),
+        `import { defineWorker } from ${JSON.stringify(workerApi)};
+let n = 0;
+Date.now = () => n++ * 1000;
+export default defineWorker(async (_input, ctx) => {
+  for (let k = 0; k < 20000; k++) ctx.log("x" + k);
+  return "done";
+});
+`,
+      );
+      let logs = 0;
+      const host = await hostWith(
+        { flood: { module: join(mod, "flood.js") } },
+        {
+          warmThreads: 1,
+          onEvent: (e) => {
+            if (e.type === "log") logs++;
+          },
+        },
+      );
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await host.run("flood", null)).toBe("done");
+      await host.close();
+      // The thread-side budget (1000 lines a second, then one count) held.
+      expect(logs).toBeGreaterThan(0);
+      expect(logs).toBeLessThan(2000);
+    } finally {
+      removeDir(mod);
+    }
+  });
+
   it("refuses a dependency that contains a sandbox folder, allows one inside it", async () => {
     await expect(hostWith({ w: { module: fx("echo.js"), dependencies: [base] } })).rejects.toThrow(
       /contains the sandbox folder/,

@@ -18,6 +18,9 @@ import { runWorker } from "./run-worker.js";
 const parent = parentPort;
 if (!parent) throw new Error("mountbox/workers/entry must run in a worker thread");
 const controller = new AbortController();
+// Taken before the worker's module runs (a spare imports it ahead, below):
+// its code may replace Date.now, and the log budget must keep counting.
+const now = Date.now.bind(Date);
 
 const warm = workerData as { warm?: unknown; preload?: unknown } | undefined;
 // A warm spare was started before its agent existed: its boot data (module,
@@ -48,6 +51,7 @@ await runWorker(
     post: (msg: ThreadMessage) => parent.postMessage(msg),
     sandboxPort: boot.port as MessagePort,
     signal: controller.signal,
+    now,
     deniedAdvice:
       "an agent thread may read only its module, mountbox/worker and the worker's declared 'dependencies'; it may not write files, start processes or workers — use ctx.sandbox for files",
   },

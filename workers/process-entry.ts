@@ -32,6 +32,9 @@ const [control, sandboxPort] = openFramedPorts(socket, {
   encode,
 });
 const controller = new AbortController();
+// Taken before the worker's module runs (a spare imports it ahead, below):
+// its code may replace Date.now, and the log budget must keep counting.
+const now = Date.now.bind(Date);
 // The host going away ends the agent: nothing is left running.
 control!.on("close" as "message", () => process.exit(1));
 
@@ -51,6 +54,7 @@ await runWorker(
     post: (msg: ThreadMessage) => control!.postMessage(msg),
     sandboxPort: sandboxPort!,
     signal: controller.signal,
+    now,
     seesOnlyDeclared: true,
   },
   await boot,

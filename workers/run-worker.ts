@@ -48,6 +48,11 @@ export interface WorkerHost {
   /** Aborted when the host says so (the agent's `ctx.signal`). */
   signal: AbortSignal;
   /**
+   * The clock of the log budget, taken before any worker code ran (a spare
+   * imports its module ahead, and that code may replace `Date.now`).
+   */
+  now: () => number;
+  /**
    * What an access Node refused (ERR_ACCESS_DENIED) means where the worker
    * runs: the permission model of a thread. Absent: none is expected.
    */
@@ -63,8 +68,8 @@ export interface WorkerHost {
 /** Runs the module of `boot` with its input; posts one result or one error. */
 export async function runWorker(host: WorkerHost, boot: ThreadBootData): Promise<void> {
   const client = createSandboxClient(host.sandboxPort);
-  // Bound at boot: worker code may replace Date.now later.
-  const logs = createLogBudget(host.post, Date.now.bind(Date));
+  // The entry took the clock before any worker code ran.
+  const logs = createLogBudget(host.post, host.now);
 
   // The built-in LLM worker reaches its (host-held) model through this; for
   // any other worker the host refuses model operations.

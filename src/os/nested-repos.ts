@@ -20,7 +20,7 @@
  * `hooks`, is not older than the command's start (a change time cannot be
  * set back by a command: `touch -d` sets it to now). Virtual paths only.
  */
-import { type Dirent, lstatSync, readdirSync } from "node:fs";
+import { type Dir, type Dirent, lstatSync, opendirSync } from "node:fs";
 import { startPace, yieldIfDue } from "../sandbox/pace.js";
 import type { BindPlan } from "./bind-plan.js";
 
@@ -66,36 +66,51 @@ export async function findNestedRepos(plan: BindPlan, startMs: number): Promise<
   while (queue.length > 0) {
     await yieldIfDue(pace);
     const at = queue.shift()!;
-    let entries: Dirent[];
+    let dir: Dir;
     try {
-      entries = readdirSync(at.host, { withFileTypes: true });
+      dir = opendirSync(at.host);
     } catch {
       // removed meanwhile, or unreadable: nothing more to see there
       continue;
     }
-    budget -= entries.length;
-    if (budget < 0) {
-      out.incomplete = true;
-      return out;
-    }
-    for (const e of entries) {
-      const host = at.host === "/" ? `/${e.name}` : `${at.host}/${e.name}`;
-      if (e.name === ".git") {
-        if (at.depth > 0 && !skip.has(host) && isChangedSince(host, since))
-          out.found.push(at.virtual);
-        continue;
+    try {
+      // Entry by entry, within the budget and paced: a folder a command
+      // filled with millions of entries must not stall the host (review).
+      for (let e: Dirent | null = readQuietly(dir); e !== null; e = readQuietly(dir)) {
+        if (--budget < 0) {
+          out.incomplete = true;
+          return out;
+        }
+        if (budget % 256 === 0) await yieldIfDue(pace);
+        const host = at.host === "/" ? `/${e.name}` : `${at.host}/${e.name}`;
+        if (e.name === ".git") {
+          if (at.depth > 0 && !skip.has(host) && isChangedSince(host, since))
+            out.found.push(at.virtual);
+          continue;
+        }
+        // Installed packages are not the project's work (and git ignores them
+        // where they are ignored): walking them would spend the budget on
+        // every command in a workspace with dependencies.
+        if (e.name === "node_modules") continue;
+        if (e.isDirectory() && !skip.has(host) && !walked.has(host)) {
+          const virtual = at.virtual === "/" ? `/${e.name}` : `${at.virtual}/${e.name}`;
+          queue.push({ host, virtual, depth: at.depth + 1 });
+        }
       }
-      // Installed packages are not the project's work (and git ignores them
-      // where they are ignored): walking them would spend the budget on
-      // every command in a workspace with dependencies.
-      if (e.name === "node_modules") continue;
-      if (e.isDirectory() && !skip.has(host) && !walked.has(host)) {
-        const virtual = at.virtual === "/" ? `/${e.name}` : `${at.virtual}/${e.name}`;
-        queue.push({ host, virtual, depth: at.depth + 1 });
-      }
+    } finally {
+      dir.closeSync();
     }
   }
   return out;
+}
+
+/** The folder's next entry, or null at its end or when it cannot be read further. */
+function readQuietly(dir: Dir): Dirent | null {
+  try {
+    return dir.readSync();
+  } catch {
+    return null;
+  }
 }
 
 function isChangedSince(dotGit: string, since: number): boolean {
