@@ -63,38 +63,39 @@ export function planPtys(max: number, writableFolders: readonly string[]): PtyPl
   return {
     // The source is resolved in the launcher's namespace: the bounded instance.
     devArgs: ["--dev-bind", "/dev/pts", "/dev/pts"],
-    wrap: (argv) => [
-      tools.unshare,
-      "--mount",
-      "--propagation",
-      "private",
-      "--",
-      "/bin/bash",
-      "-p",
-      "-c",
-      MOUNT_THEN_EXEC,
-      "mountbox-ptys",
-      tools.mount,
-      String(max),
-      ...argv,
-    ],
+    wrap: (argv) => underUnshare(tools, MOUNT_THEN_EXEC, ["mountbox-ptys"], max, argv),
     bounded: true,
-    wrapLauncher: (launcher, params, argv) => [
-      tools.unshare,
-      "--mount",
-      "--propagation",
-      "private",
-      "--",
-      "/bin/bash",
-      "-p",
-      "-c",
-      joinLauncher(launcher),
-      ...params,
-      tools.mount,
-      String(max),
-      ...argv,
-    ],
+    wrapLauncher: (launcher, params, argv) =>
+      underUnshare(tools, joinLauncher(launcher), params, max, argv),
   };
+}
+
+/**
+ * `bash -p -c script` in a private mount namespace, given `params`, then the
+ * mount tool and the bound (which the script's mount reads), then `argv`.
+ */
+function underUnshare(
+  tools: { unshare: string; mount: string },
+  script: string,
+  params: readonly string[],
+  max: number,
+  argv: readonly string[],
+): string[] {
+  return [
+    tools.unshare,
+    "--mount",
+    "--propagation",
+    "private",
+    "--",
+    "/bin/bash",
+    "-p",
+    "-c",
+    script,
+    ...params,
+    tools.mount,
+    String(max),
+    ...argv,
+  ];
 }
 
 /** The launcher's text with the mount made before its final `exec`. */
