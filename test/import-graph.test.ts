@@ -108,7 +108,7 @@ describe("thread code loads nothing host-side", () => {
     ]);
   });
 
-  it("the bundled entries hold only thread-side modules, and load the rest as the walk does", () => {
+  it("the bundled entries and error family hold only what the walk allows", () => {
     // scripts/bundle-workers.mjs inlines the entries' imports: the modules
     // a bundle holds (its `// dist/…` region markers) must be ones the walk
     // above allows, and what it still imports must be Node's or the two
@@ -127,6 +127,14 @@ describe("thread code loads nothing host-side", () => {
         name,
       ).toEqual(["../src/errors/index.js", "./index.js"]);
     }
+    // The error family is one file too: every copy of its classes is that one.
+    const errors = readFileSync(join(DIST, "src", "errors", "index.js"), "utf8");
+    const family = [...errors.matchAll(/^\/\/ dist\/(\S+\.js)$/gm)].map((m) => m[1]!);
+    expect(family).toContain("src/errors/error-classes.js");
+    expect(family.filter((f) => !f.startsWith("src/errors/"))).toEqual([]);
+    expect([...errors.matchAll(STATIC_IMPORT)].filter((m) => !m[1]!.startsWith("node:"))).toEqual(
+      [],
+    );
     // The lockdown comes before any worker code runs: in the thread's bundle,
     // the hook, then the lockdown, then the runner.
     const entry = readFileSync(join(DIST, "workers", "entry.js"), "utf8");
