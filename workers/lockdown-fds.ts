@@ -278,9 +278,11 @@ function lockDgram(): void {
           return bind.apply(this, args);
         },
     );
-  const createSocket = dgram.createSocket as (type: string) => Obj & { close(): void };
+  const createSocket = dgram.createSocket as (options: object) => Obj & { close(): void };
   const proto = handleProto(() => {
-    const s = createSocket("udp4");
+    // A lookup of its own: without one, a socket loads `dns` and sets up a
+    // resolver (≈ 0.3 MiB a thread, issue 25) that this one never uses.
+    const s = createSocket({ type: "udp4", lookup: () => {} });
     const state = Object.getOwnPropertySymbols(s)
       .map((k) => (s as unknown as Record<symbol, unknown>)[k])
       .find((v) => typeof v === "object" && v !== null && "handle" in v) as
