@@ -7,8 +7,8 @@
  * (`dist/src/errors/index.js`) becomes one file too.
  *
  * Why: every agent thread loads this code afresh, and on Node 20 each ES
- * module costs a thread ≈ 0.05–0.1 MiB and ≈ 0.5 ms however small it is. As
- * 17 modules it cost ≈ 5 ms more per thread and ≈ 0.8 MiB more per idle
+ * module costs a thread ≈ 0.05–0.3 MiB and ≈ 0.5 ms however small it is. As
+ * 17 modules it cost ≈ 5 ms more per thread and ≈ 0.56 MiB more per idle
  * thread than as three (bench/RESULTS.md, issue 25). Nothing else changes:
  * the code is tsc's own output, in the same evaluation order (the hook,
  * then the lockdown, before any worker code), and the files it came from
