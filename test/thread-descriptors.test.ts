@@ -228,6 +228,8 @@ describe("host descriptors from agent threads", () => {
       if (r.dgramHandle?.value !== "absent" || Number(process.versions.node.split(".")[0]) < 26)
         refused(r.dgramHandle, /^dgram\._createSocketHandle is not available/);
       refused(r.udpOpen, /^dgram handle open\(fd\) is not available/);
+      refused(r.udp6Open, /^dgram handle open\(fd\) is not available/);
+      refused(r.udpLookupOpen, /^dgram handle open\(fd\) is not available/);
       refused(r.readStream, /^fs\.createReadStream on descriptor \d+ is not available/);
       refused(r.promisesOpen, /^fs\.promises\.open \(FileHandle\) is not available/);
       refused(r.fileHandleCtor, /^fs\.promises\.open \(FileHandle\) is not available/);
