@@ -20,6 +20,14 @@ import { makeTempDir, removeDir, writeTree } from "./helpers/tree.js";
 const createHost = createBuiltHost as unknown as (o: HostOptions) => Promise<Host>;
 const fx = (name: string) => fileURLToPath(new URL(`./fixtures/host/${name}`, import.meta.url));
 
+/** `mountbox/worker` as built, for worker modules written by a test. */
+const WORKER_API = JSON.stringify(new URL("../dist/workers/index.js", import.meta.url).href);
+
+/** Writes `dir/name`: a worker module importing `defineWorker`, then `body`. */
+function writeWorker(dir: string, name: string, body: string): void {
+  writeFileSync(join(dir, name), `import { defineWorker } from ${WORKER_API};\n${body}`);
+}
+
 let base: string;
 let root: string;
 
@@ -252,11 +260,11 @@ describe("worker dependencies", () => {
         join(lib, "helper.js"),
         'export const shout = (s) => String(s).toUpperCase() + "!";\n',
       );
-      const workerApi = new URL("../dist/workers/index.js", import.meta.url).href;
       const helper = pathToFileURL(join(lib, "helper.js")).href;
-      writeFileSync(
-        join(mod, "w.js"),
-        `import { defineWorker } from ${JSON.stringify(workerApi)};\nimport { shout } from ${JSON.stringify(helper)};\nexport default defineWorker(async (input) => shout(input));\n`,
+      writeWorker(
+        mod,
+        "w.js",
+        `import { shout } from ${JSON.stringify(helper)};\nexport default defineWorker(async (input) => shout(input));\n`,
       );
       const denied = await hostWith({ w: { module: join(mod, "w.js") } });
       const e = await failure(denied.run("w", "hi"));
@@ -280,18 +288,17 @@ describe("worker dependencies", () => {
     const lib = makeTempDir("mountbox-lib-");
     try {
       writeFileSync(join(lib, "secret.txt"), "b's helper data");
-      const workerApi = new URL("../dist/workers/index.js", import.meta.url).href;
-      writeFileSync(
-        join(mod, "a.js"),
+      writeWorker(
+        mod,
+        "a.js",
         `import { readFileSync } from "node:fs";
-import { defineWorker } from ${JSON.stringify(workerApi)};
 export default defineWorker(async (p) => { try { return String(readFileSync(p)); } catch (e) { return e.code; } });
 `,
       );
-      writeFileSync(
-        join(mod, "b.js"),
-        `import { defineWorker } from ${JSON.stringify(workerApi)};
-export default defineWorker(async () => "b");
+      writeWorker(
+        mod,
+        "b.js",
+        `export default defineWorker(async () => "b");
 `,
       );
       const host = await hostWith(
@@ -311,28 +318,27 @@ export default defineWorker(async () => "b");
   it("a warm spare imports its module ahead only after its lockdown, and a failed import fails each agent", async () => {
     const mod = makeTempDir("mountbox-mod-");
     try {
-      const workerApi = new URL("../dist/workers/index.js", import.meta.url).href;
       // Top-level code sees the thread as its agent will: locked down already.
-      writeFileSync(
-        join(mod, "top.js"),
-        `import { defineWorker } from ${JSON.stringify(workerApi)};
-let seen;
+      writeWorker(
+        mod,
+        "top.js",
+        `let seen;
 try { process.kill(process.pid, 0); seen = "signals open"; } catch (e) { seen = e.message; }
 const env = Object.keys(process.env).length;
 export default defineWorker(async (input) => ({ input, seen, env }));
 `,
       );
-      writeFileSync(
-        join(mod, "throws.js"),
-        `import { defineWorker } from ${JSON.stringify(workerApi)};
-throw new Error("broken at import");
+      writeWorker(
+        mod,
+        "throws.js",
+        `throw new Error("broken at import");
 export default defineWorker(async () => 1);
 `,
       );
-      writeFileSync(
-        join(mod, "rejects.js"),
-        `import { defineWorker } from ${JSON.stringify(workerApi)};
-await Promise.reject(new Error("rejected at import"));
+      writeWorker(
+        mod,
+        "rejects.js",
+        `await Promise.reject(new Error("rejected at import"));
 export default defineWorker(async () => 1);
 `,
       );
@@ -366,13 +372,12 @@ export default defineWorker(async () => 1);
   it("a spare's module that replaces Date.now at import does not switch off its log budget", async () => {
     const mod = makeTempDir("mountbox-mod-");
     try {
-      const workerApi = new URL("../dist/workers/index.js", import.meta.url).href;
       // Each call of the replaced clock is a second later: a budget reading
       // it would refill on every line and pass all 20 000 to the host port.
-      writeFileSync(
-        join(mod, "flood.js"),
-        `import { defineWorker } from ${JSON.stringify(workerApi)};
-let n = 0;
+      writeWorker(
+        mod,
+        "flood.js",
+        `let n = 0;
 Date.now = () => n++ * 1000;
 export default defineWorker(async (_input, ctx) => {
   for (let k = 0; k < 20000; k++) ctx.log("x" + k);
