@@ -6,15 +6,20 @@
  * same mock model inside the thread, interleaved in one thread. Goal: at
  * most 1.2× the time (≥ 0.83× the steps per second). A second row compares
  * a bare `doGenerate` round trip with the direct call (no goal: it is the
- * port's fixed cost, which a real model's latency dwarfs).
+ * port's fixed cost, which a real model's latency dwarfs). A third row is
+ * the floor (issue 25): the same step in a plain worker whose model is
+ * answered over a bare `MessagePort` by this thread, posting a fixed reply —
+ * what any design pays that keeps the model on the host's thread.
  */
 import { fileURLToPath } from "node:url";
+import { MessageChannel, Worker } from "node:worker_threads";
 import { MockLanguageModelV3 } from "ai/test";
 import { createSandbox, type Sandbox } from "../src/index.js";
 import { serveModelCall } from "../src/models/model-calls.js";
 import { runAgentThread } from "../src/threads/agent-thread.js";
 import { llmWorkerCode } from "../src/threads/permissions.js";
 import { type BenchRow, CI_MODE } from "./lib.js";
+import { mockAnswer } from "./model-answer.js";
 import { makeBenchTree } from "./tree.js";
 
 // Relative to dist/bench/ once built.
@@ -26,17 +31,7 @@ const ROUNDS = CI_MODE ? 1 : 5;
 
 /** A model that answers with text at once (the SDK's own mock). */
 function textModel(): MockLanguageModelV3 {
-  return new MockLanguageModelV3({
-    doGenerate: async () => ({
-      content: [{ type: "text", text: "Hello." }],
-      finishReason: { unified: "stop", raw: "stop" },
-      usage: {
-        inputTokens: { total: 3, noCache: 3, cacheRead: undefined, cacheWrite: undefined },
-        outputTokens: { total: 2, text: 2, reasoning: undefined },
-      },
-      warnings: [],
-    }),
-  });
+  return new MockLanguageModelV3({ doGenerate: async () => mockAnswer() });
 }
 
 /** Milliseconds per step, per round: the host's model via the port, and the model in the thread. */
@@ -67,6 +62,32 @@ async function measure(
   return value as { proxy: number[]; local: number[] };
 }
 
+/**
+ * Milliseconds per step, per round, in a plain worker: the model answered
+ * over a bare port by this thread (a fixed reply, nothing checked), and the
+ * mock in the worker.
+ */
+async function measureFloor(base: string): Promise<{ bare: number[]; local: number[] }> {
+  const { port1, port2 } = new MessageChannel();
+  port1.on("message", (m: { id: number }) => {
+    port1.postMessage({ id: m.id, value: { ...mockAnswer(), response: {} } });
+  });
+  const worker = new Worker(new URL("./model-floor-worker.js", import.meta.url), {
+    workerData: { port: port2, base, steps: STEPS, warmup: WARMUP, rounds: ROUNDS },
+    transferList: [port2],
+  });
+  try {
+    return await new Promise((resolve, reject) => {
+      worker.once("message", resolve);
+      worker.once("error", reject);
+      worker.once("exit", (code) => reject(new Error(`the floor worker exited (${code})`)));
+    });
+  } finally {
+    port1.close();
+    await worker.terminate();
+  }
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)] ?? Number.NaN;
@@ -94,6 +115,14 @@ export default async function benchModel(): Promise<BenchRow[]> {
         ...(raw ? {} : { goal: "≥ 0.83× (≤ 1.2× the time)" }),
       });
     }
+    const { bare, local } = await measureFloor(base);
+    rows.push({
+      name: "floor: the same step in a plain worker, model answered over a bare MessagePort by the host's thread (no checks)",
+      baseline: "the same step with the same mock model in that worker",
+      hz: 1000 / median(bare),
+      baselineHz: 1000 / median(local),
+      ratio: median(local) / median(bare),
+    });
     return rows;
   } finally {
     cleanup();
