@@ -24,6 +24,7 @@ import { makeBenchTree } from "./tree.js";
 
 // Relative to dist/bench/ once built.
 const fixture = fileURLToPath(new URL("../../test/fixtures/llm/bench-steps.js", import.meta.url));
+const answerModule = fileURLToPath(new URL("./model-answer.js", import.meta.url));
 const STEPS = CI_MODE ? 200 : 3000;
 const WARMUP = CI_MODE ? 50 : 500;
 /** Rounds per figure; the median is reported. */
@@ -43,7 +44,8 @@ async function measure(
   const controller = new AbortController();
   const { value } = await runAgentThread({
     module: fixture,
-    dependencies: [...(llmWorkerCode().dependencies ?? [])],
+    // The fixture takes its answer from the same module as this file's mocks.
+    dependencies: [...(llmWorkerCode().dependencies ?? []), answerModule],
     input: { steps: STEPS, warmup: WARMUP, rounds: ROUNDS, raw },
     sandbox,
     onModel: (kind, options) => {
