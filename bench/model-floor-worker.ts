@@ -12,7 +12,7 @@ import { generateText, type LanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { createSandboxTools } from "../src/ai-sdk/index.js";
 import { createSandbox } from "../src/index.js";
-import { mockAnswer } from "./model-answer.js";
+import { mockAnswer, timeRounds } from "./model-steps.js";
 
 interface FloorInput {
   port: MessagePort;
@@ -57,17 +57,6 @@ const answer = mockAnswer();
 const local = new MockLanguageModelV3({ doGenerate: async () => answer });
 const step = (model: LanguageModel) =>
   generateText({ model, prompt: "Say hello.", tools, maxRetries: 0 });
-const time = async (model: LanguageModel): Promise<number> => {
-  for (let i = 0; i < warmup; i++) await step(model);
-  const t0 = performance.now();
-  for (let i = 0; i < steps; i++) await step(model);
-  local.doGenerateCalls.length = 0;
-  return (performance.now() - t0) / steps;
-};
-const out = { bare: [] as number[], local: [] as number[] };
-for (let r = 0; r < rounds; r++) {
-  out.local.push(await time(local));
-  out.bare.push(await time(bare));
-}
+const out = await timeRounds(local, bare, step, { warmup, steps, rounds });
 port.close();
 parentPort?.postMessage(out);

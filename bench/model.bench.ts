@@ -19,12 +19,12 @@ import { serveModelCall } from "../src/models/model-calls.js";
 import { runAgentThread } from "../src/threads/agent-thread.js";
 import { llmWorkerCode } from "../src/threads/permissions.js";
 import { type BenchRow, CI_MODE } from "./lib.js";
-import { mockAnswer } from "./model-answer.js";
+import { mockAnswer } from "./model-steps.js";
 import { makeBenchTree } from "./tree.js";
 
 // Relative to dist/bench/ once built.
 const fixture = fileURLToPath(new URL("../../test/fixtures/llm/bench-steps.js", import.meta.url));
-const answerModule = fileURLToPath(new URL("./model-answer.js", import.meta.url));
+const answerModule = fileURLToPath(new URL("./model-steps.js", import.meta.url));
 const STEPS = CI_MODE ? 200 : 3000;
 const WARMUP = CI_MODE ? 50 : 500;
 /** Rounds per figure; the median is reported. */
@@ -39,7 +39,7 @@ function textModel(): MockLanguageModelV3 {
 async function measure(
   sandbox: Sandbox,
   raw: boolean,
-): Promise<{ proxy: number[]; local: number[] }> {
+): Promise<{ remote: number[]; local: number[] }> {
   const model = textModel();
   const controller = new AbortController();
   const { value } = await runAgentThread({
@@ -61,7 +61,7 @@ async function measure(
     },
     timeoutMs: 600_000,
   });
-  return value as { proxy: number[]; local: number[] };
+  return value as { remote: number[]; local: number[] };
 }
 
 /**
@@ -69,7 +69,7 @@ async function measure(
  * over a bare port by this thread (a fixed reply, nothing checked), and the
  * mock in the worker.
  */
-async function measureFloor(base: string): Promise<{ bare: number[]; local: number[] }> {
+async function measureFloor(base: string): Promise<{ remote: number[]; local: number[] }> {
   const { port1, port2 } = new MessageChannel();
   port1.on("message", (m: { id: number }) => {
     port1.postMessage({ id: m.id, value: { ...mockAnswer(), response: {} } });
@@ -101,8 +101,8 @@ export default async function benchModel(): Promise<BenchRow[]> {
     const sandbox = createSandbox({ root: "root" }, { basePath: base });
     const rows: BenchRow[] = [];
     for (const raw of [false, true]) {
-      const { proxy, local } = await measure(sandbox, raw);
-      const hz = 1000 / median(proxy);
+      const { remote, local } = await measure(sandbox, raw);
+      const hz = 1000 / median(remote);
       const baselineHz = 1000 / median(local);
       rows.push({
         name: raw
@@ -117,7 +117,7 @@ export default async function benchModel(): Promise<BenchRow[]> {
         ...(raw ? {} : { goal: "≥ 0.83× (≤ 1.2× the time)" }),
       });
     }
-    const { bare, local } = await measureFloor(base);
+    const { remote: bare, local } = await measureFloor(base);
     rows.push({
       name: "floor: the same step in a plain worker, model answered over a bare MessagePort by the host's thread (no checks)",
       baseline: "the same step with the same mock model in that worker",
